@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Lints, warnings as errors, for the workspace and the side workspaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --manifest-path bench/Cargo.toml --all-targets -- -D warnings

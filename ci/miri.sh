@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Miri over the parts of each crate that Miri can run (tests shrink their
+# sizes under cfg(miri); mmap-backed and threaded stress tests are skipped
+# there with a printed reason).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
+rustup component add --toolchain nightly miri rust-src
+cargo +nightly miri setup
+export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
+cargo +nightly miri test -p keel-topology --lib
