@@ -19,7 +19,10 @@ pub struct Contender<'a> {
 impl<'a> Contender<'a> {
     /// A contender from a name and a sampling closure.
     pub fn new(name: &'a str, sample: impl FnMut() -> f64 + 'a) -> Self {
-        Contender { name, sample: Box::new(sample) }
+        Contender {
+            name,
+            sample: Box::new(sample),
+        }
     }
 }
 
@@ -47,7 +50,11 @@ pub fn median(v: &mut [f64]) -> f64 {
     }
     v.sort_by(|a, b| a.total_cmp(b));
     let n = v.len();
-    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
 }
 
 /// Times `f` once and returns the elapsed wall time in seconds.
@@ -96,7 +103,11 @@ pub fn usage() -> Usage {
 /// Current resident set size in bytes, from `/proc/self/statm`.
 pub fn rss_bytes() -> u64 {
     let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = s.split_whitespace().nth(1).and_then(|x| x.parse().ok()).unwrap_or(0);
+    let pages: u64 = s
+        .split_whitespace()
+        .nth(1)
+        .and_then(|x| x.parse().ok())
+        .unwrap_or(0);
     // SAFETY: sysconf has no preconditions.
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
     pages * page

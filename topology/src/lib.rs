@@ -2,5 +2,112 @@
 //!
 //! Usable CPUs, physical cores, packages, NUMA nodes, caches, hybrid core
 //! kinds and container CPU quotas, read from sysfs/procfs under a configurable
-//! root so recorded machines replay exactly. Work in progress.
+//! root so recorded machines replay exactly. Work in progress: the model and
+//! the worker policy are here; detection comes next.
 #![no_std]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod model;
+
+pub use model::{Cache, CacheKind, Core, CoreKind, CpuSet, NumaNode, Package, Work};
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// The machine as keel sees it: only usable CPUs appear in cores, packages,
+/// NUMA nodes and caches.
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub(crate) online: CpuSet,
+    pub(crate) offline: CpuSet,
+    pub(crate) usable: CpuSet,
+    pub(crate) cores: Vec<Core>,
+    pub(crate) packages: Vec<Package>,
+    pub(crate) numa_nodes: Vec<NumaNode>,
+    pub(crate) caches: Vec<Cache>,
+    pub(crate) core_kinds: Vec<CoreKind>,
+    pub(crate) cpu_quota: Option<f64>,
+    pub(crate) fallback: Option<String>,
+}
+
+impl Topology {
+    /// Online logical CPUs.
+    pub fn online_cpus(&self) -> &CpuSet {
+        &self.online
+    }
+
+    /// CPUs that exist but are offline.
+    pub fn offline_cpus(&self) -> &CpuSet {
+        &self.offline
+    }
+
+    /// CPUs this process may run on: online ∩ affinity ∩ cgroup cpuset.
+    pub fn usable_cpus(&self) -> &CpuSet {
+        &self.usable
+    }
+
+    /// Physical cores with at least one usable CPU.
+    pub fn cores(&self) -> &[Core] {
+        &self.cores
+    }
+
+    /// Packages with at least one usable CPU.
+    pub fn packages(&self) -> &[Package] {
+        &self.packages
+    }
+
+    /// NUMA nodes with at least one usable CPU.
+    pub fn numa_nodes(&self) -> &[NumaNode] {
+        &self.numa_nodes
+    }
+
+    /// Every cache instance with at least one usable CPU.
+    pub fn caches(&self) -> &[Cache] {
+        &self.caches
+    }
+
+    /// Core kinds, from efficient to performant; empty when the machine
+    /// reports nothing to tell kinds apart.
+    pub fn core_kinds(&self) -> &[CoreKind] {
+        &self.core_kinds
+    }
+
+    /// The container CPU quota as a number of CPUs (`1.5` = 150 ms per 100 ms).
+    pub fn cpu_quota(&self) -> Option<f64> {
+        self.cpu_quota
+    }
+
+    /// Why the answer is degraded (a fallback source, a missing file), if it is.
+    pub fn fallback(&self) -> Option<&str> {
+        self.fallback.as_deref()
+    }
+
+    /// How many workers to run for `work`: physical cores (bandwidth) or
+    /// usable logical CPUs (latency), capped by the CPU quota rounded up, and
+    /// never less than 1.
+    ///
+    /// ```
+    /// use keel_topology::{Topology, Work};
+    /// let t = Topology::default();
+    /// assert_eq!(t.workers_for(Work::Bandwidth), 1);
+    /// ```
+    pub fn workers_for(&self, work: Work) -> usize {
+        let n = match work {
+            Work::Bandwidth => self.cores.len(),
+            Work::Latency => self.usable.len(),
+        };
+        let n = match self.cpu_quota {
+            Some(q) if q > 0.0 => n.min(ceil_usize(q)),
+            _ => n,
+        };
+        n.max(1)
+    }
+}
+
+fn ceil_usize(q: f64) -> usize {
+    let t = q as usize;
+    if (t as f64) < q { t + 1 } else { t }
+}

@@ -1,0 +1,258 @@
+//! CPU feature detection and the cached dispatch level.
+//!
+//! The best level the CPU supports is detected once and cached in one atomic
+//! byte, as memchr caches its choice in one `AtomicPtr`: every kernel call
+//! then costs one relaxed load and a branch. [`set_max_level`] (and, with
+//! `std`, the `KEEL_KERNELS` environment variable) caps the level so tests and
+//! benchmarks can compare levels in one process. Without `std`, detection is
+//! static, from the `target_feature`s the crate was compiled with.
+
+use core::sync::atomic::{AtomicU8, Ordering};
+
+/// A dispatch level: which instruction set the kernels use.
+///
+/// Levels are ordered: a higher level on x86-64 implies every lower one.
+/// [`Level::Neon`] is aarch64's only SIMD level.
+///
+/// ```
+/// use keel_kernels::cpu::{self, Level};
+/// assert!(cpu::level() <= cpu::detected());
+/// assert!(cpu::supported(Level::Scalar));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[repr(u8)]
+pub enum Level {
+    /// Portable scalar code: the oracle every other level is tested against.
+    Scalar = 1,
+    /// x86-64 AVX2 (with BMI1/BMI2, POPCNT, FMA).
+    Avx2 = 2,
+    /// x86-64 AVX-512 F, BW, DQ, VL and VPOPCNTDQ.
+    Avx512 = 3,
+    /// aarch64 Advanced SIMD.
+    Neon = 4,
+}
+
+impl Level {
+    /// Every level, lowest first.
+    pub const ALL: [Level; 4] = [Level::Scalar, Level::Avx2, Level::Avx512, Level::Neon];
+
+    /// The level's name as `KEEL_KERNELS` spells it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Level::Scalar => "scalar",
+            Level::Avx2 => "avx2",
+            Level::Avx512 => "avx512",
+            Level::Neon => "neon",
+        }
+    }
+
+    /// Parses a name as `KEEL_KERNELS` spells it (case-insensitive).
+    ///
+    /// ```
+    /// use keel_kernels::cpu::Level;
+    /// assert_eq!(Level::parse("AVX2"), Some(Level::Avx2));
+    /// assert_eq!(Level::parse("sse9"), None);
+    /// ```
+    pub fn parse(s: &str) -> Option<Level> {
+        Level::ALL
+            .into_iter()
+            .find(|l| s.trim().eq_ignore_ascii_case(l.name()))
+    }
+
+    const fn from_u8(v: u8) -> Option<Level> {
+        match v {
+            1 => Some(Level::Scalar),
+            2 => Some(Level::Avx2),
+            3 => Some(Level::Avx512),
+            4 => Some(Level::Neon),
+            _ => None,
+        }
+    }
+}
+
+impl core::fmt::Display for Level {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whether the running CPU supports `level`.
+///
+/// ```
+/// use keel_kernels::cpu::{self, Level};
+/// assert!(cpu::supported(cpu::detected()));
+/// ```
+pub fn supported(level: Level) -> bool {
+    match level {
+        Level::Scalar => true,
+        Level::Avx2 | Level::Avx512 => {
+            cfg!(target_arch = "x86_64") && detected() >= level && detected() != Level::Neon
+        }
+        Level::Neon => detected() == Level::Neon,
+    }
+}
+
+/// 0 = not yet detected.
+static DETECTED: AtomicU8 = AtomicU8::new(0);
+/// 0 = no cap read yet; otherwise the effective level.
+static EFFECTIVE: AtomicU8 = AtomicU8::new(0);
+
+/// The best level the running CPU supports, detected once and cached.
+pub fn detected() -> Level {
+    match Level::from_u8(DETECTED.load(Ordering::Relaxed)) {
+        Some(l) => l,
+        None => {
+            let l = detect();
+            DETECTED.store(l as u8, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+/// The level kernels dispatch to: [`detected`], capped by [`set_max_level`]
+/// or by `KEEL_KERNELS` (read once, with `std`).
+#[inline]
+pub fn level() -> Level {
+    match Level::from_u8(EFFECTIVE.load(Ordering::Relaxed)) {
+        Some(l) => l,
+        None => init_effective(),
+    }
+}
+
+#[cold]
+fn init_effective() -> Level {
+    let mut l = detected();
+    if let Some(cap) = env_cap() {
+        l = clamp(cap, l);
+    }
+    // A racing set_max_level wins: only store if still uninitialized.
+    match EFFECTIVE.compare_exchange(0, l as u8, Ordering::Relaxed, Ordering::Relaxed) {
+        Ok(_) => l,
+        Err(v) => Level::from_u8(v).unwrap_or(Level::Scalar),
+    }
+}
+
+/// Caps the dispatch level at `max` (clamped to what the CPU supports) and
+/// returns the level now in force. `set_max_level(detected())` lifts the cap.
+///
+/// ```
+/// use keel_kernels::cpu::{self, Level};
+/// let before = cpu::level();
+/// assert_eq!(cpu::set_max_level(Level::Scalar), Level::Scalar);
+/// cpu::set_max_level(before);
+/// ```
+pub fn set_max_level(max: Level) -> Level {
+    let l = clamp(max, detected());
+    EFFECTIVE.store(l as u8, Ordering::Relaxed);
+    l
+}
+
+/// The highest supported level not above `want` (Neon only maps to itself).
+pub fn clamp(want: Level, best: Level) -> Level {
+    match (want, best) {
+        (Level::Neon, Level::Neon) => Level::Neon,
+        (Level::Neon, _) | (_, Level::Neon) => Level::Scalar,
+        _ => want.min(best),
+    }
+}
+
+#[cfg(feature = "std")]
+fn env_cap() -> Option<Level> {
+    extern crate std;
+    std::env::var("KEEL_KERNELS")
+        .ok()
+        .and_then(|v| Level::parse(&v))
+}
+
+#[cfg(not(feature = "std"))]
+fn env_cap() -> Option<Level> {
+    None
+}
+
+#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+fn detect() -> Level {
+    extern crate std;
+    use std::is_x86_feature_detected as has;
+    if has!("avx512f")
+        && has!("avx512bw")
+        && has!("avx512dq")
+        && has!("avx512vl")
+        && has!("avx512vpopcntdq")
+        && has!("bmi2")
+        && has!("popcnt")
+    {
+        Level::Avx512
+    } else if has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("fma") {
+        Level::Avx2
+    } else {
+        Level::Scalar
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", any(not(feature = "std"), miri)))]
+fn detect() -> Level {
+    // Static dispatch: what the build was told the target has. Under Miri this
+    // is the scalar level unless the build enabled the features.
+    if cfg!(all(
+        target_feature = "avx512f",
+        target_feature = "avx512bw",
+        target_feature = "avx512dq",
+        target_feature = "avx512vl",
+        target_feature = "avx512vpopcntdq",
+        target_feature = "bmi2",
+        target_feature = "popcnt"
+    )) {
+        Level::Avx512
+    } else if cfg!(all(
+        target_feature = "avx2",
+        target_feature = "bmi1",
+        target_feature = "bmi2",
+        target_feature = "popcnt",
+        target_feature = "fma"
+    )) {
+        Level::Avx2
+    } else {
+        Level::Scalar
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn detect() -> Level {
+    // Advanced SIMD is mandatory on aarch64 Linux/macOS targets.
+    if cfg!(target_feature = "neon") {
+        Level::Neon
+    } else {
+        Level::Scalar
+    }
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+fn detect() -> Level {
+    Level::Scalar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clamp_never_exceeds_support() {
+        for want in Level::ALL {
+            for best in Level::ALL {
+                let c = clamp(want, best);
+                assert!(
+                    c == Level::Scalar || c <= best && c <= want,
+                    "{want} {best} -> {c}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn parse_round_trips() {
+        for l in Level::ALL {
+            assert_eq!(Level::parse(l.name()), Some(l));
+        }
+        assert_eq!(Level::parse(""), None);
+    }
+}

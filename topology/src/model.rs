@@ -1,0 +1,283 @@
+//! The machine model: what detection fills in and every consumer reads.
+//!
+//! This is the crate's contract with keel-pool (width, binding), keel-heap
+//! (NUMA placement) and the `keel topo` command. It is no_std + alloc.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+/// A set of OS CPU (or NUMA node) indexes, as a bitmap.
+///
+/// Displays in Linux cpulist syntax (`0-3,8,10-11`).
+///
+/// ```
+/// use keel_topology::CpuSet;
+/// let s: CpuSet = [0, 1, 2, 3, 8].into_iter().collect();
+/// assert_eq!(s.len(), 5);
+/// assert!(s.contains(8));
+/// assert_eq!(s.to_string(), "0-3,8");
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct CpuSet {
+    words: Vec<u64>,
+}
+
+impl CpuSet {
+    /// The empty set.
+    pub const fn new() -> Self {
+        CpuSet { words: Vec::new() }
+    }
+
+    /// Adds `cpu`.
+    pub fn insert(&mut self, cpu: usize) {
+        let w = cpu / 64;
+        if w >= self.words.len() {
+            self.words.resize(w + 1, 0);
+        }
+        self.words[w] |= 1 << (cpu % 64);
+    }
+
+    /// Removes `cpu`.
+    pub fn remove(&mut self, cpu: usize) {
+        if let Some(w) = self.words.get_mut(cpu / 64) {
+            *w &= !(1 << (cpu % 64));
+        }
+        self.trim();
+    }
+
+    /// Whether `cpu` is in the set.
+    pub fn contains(&self, cpu: usize) -> bool {
+        self.words
+            .get(cpu / 64)
+            .is_some_and(|w| w & (1 << (cpu % 64)) != 0)
+    }
+
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.words.iter().map(|w| w.count_ones() as usize).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.words.iter().all(|&w| w == 0)
+    }
+
+    /// The lowest member.
+    pub fn first(&self) -> Option<usize> {
+        self.iter().next()
+    }
+
+    /// Members in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
+        self.words.iter().enumerate().flat_map(|(i, &w)| {
+            let mut w = w;
+            core::iter::from_fn(move || {
+                if w == 0 {
+                    return None;
+                }
+                let b = w.trailing_zeros() as usize;
+                w &= w - 1;
+                Some(i * 64 + b)
+            })
+        })
+    }
+
+    /// The intersection of two sets.
+    pub fn and(&self, other: &CpuSet) -> CpuSet {
+        let mut s = CpuSet {
+            words: self
+                .words
+                .iter()
+                .zip(&other.words)
+                .map(|(a, b)| a & b)
+                .collect(),
+        };
+        s.trim();
+        s
+    }
+
+    /// The union of two sets.
+    pub fn or(&self, other: &CpuSet) -> CpuSet {
+        let n = self.words.len().max(other.words.len());
+        let get = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
+        CpuSet {
+            words: (0..n)
+                .map(|i| get(&self.words, i) | get(&other.words, i))
+                .collect(),
+        }
+    }
+
+    /// The members of `self` not in `other`.
+    pub fn and_not(&self, other: &CpuSet) -> CpuSet {
+        let mut s = CpuSet {
+            words: self
+                .words
+                .iter()
+                .enumerate()
+                .map(|(i, a)| a & !other.words.get(i).copied().unwrap_or(0))
+                .collect(),
+        };
+        s.trim();
+        s
+    }
+
+    /// Whether every member of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuSet) -> bool {
+        self.and_not(other).is_empty()
+    }
+
+    /// Whether the sets share a member.
+    pub fn intersects(&self, other: &CpuSet) -> bool {
+        self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
+    }
+
+    /// The raw bitmap words, lowest CPUs first (bit `i % 64` of word `i / 64`).
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+
+    /// A set from raw bitmap words.
+    pub fn from_words(words: Vec<u64>) -> Self {
+        let mut s = CpuSet { words };
+        s.trim();
+        s
+    }
+
+    fn trim(&mut self) {
+        while self.words.last() == Some(&0) {
+            self.words.pop();
+        }
+    }
+}
+
+impl FromIterator<usize> for CpuSet {
+    fn from_iter<I: IntoIterator<Item = usize>>(iter: I) -> Self {
+        let mut s = CpuSet::new();
+        for c in iter {
+            s.insert(c);
+        }
+        s
+    }
+}
+
+impl fmt::Display for CpuSet {
+    /// Linux cpulist syntax; the empty set prints as an empty string.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut it = self.iter().peekable();
+        let mut first = true;
+        while let Some(start) = it.next() {
+            let mut end = start;
+            while it.peek() == Some(&(end + 1)) {
+                end = it.next().unwrap_or(end);
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if start == end {
+                write!(f, "{start}")?;
+            } else {
+                write!(f, "{start}-{end}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuSet({self})")
+    }
+}
+
+/// A physical core: the usable logical CPUs (SMT threads) that share it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Core {
+    /// Usable logical CPUs on this core (never empty).
+    pub cpus: CpuSet,
+    /// Index into [`Topology::packages`] of the package holding this core.
+    pub package: usize,
+    /// Index into [`Topology::numa_nodes`] of the node holding this core, if known.
+    pub numa_node: Option<usize>,
+    /// Index into [`Topology::core_kinds`], if the machine reports kinds.
+    pub kind: Option<usize>,
+}
+
+/// A package (socket) with at least one usable CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Package {
+    /// The OS's package ID, when the OS gives a usable one.
+    pub os_index: Option<u32>,
+    /// Usable logical CPUs in this package.
+    pub cpus: CpuSet,
+}
+
+/// A NUMA node with at least one usable CPU.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NumaNode {
+    /// The OS's node number (as `mbind` and `/sys/devices/system/node/nodeN` use it).
+    pub os_index: u32,
+    /// Usable logical CPUs local to this node.
+    pub cpus: CpuSet,
+    /// Local memory in bytes (0 when unknown).
+    pub memory_bytes: u64,
+}
+
+/// What a cache holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CacheKind {
+    /// Data only.
+    Data,
+    /// Instructions only.
+    Instruction,
+    /// Data and instructions.
+    Unified,
+}
+
+impl CacheKind {
+    /// The name `keel topo --json` uses: `data`, `instruction` or `unified`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            CacheKind::Data => "data",
+            CacheKind::Instruction => "instruction",
+            CacheKind::Unified => "unified",
+        }
+    }
+}
+
+/// One cache instance, shared by the usable CPUs in `cpus`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Cache {
+    /// Level, 1 for L1.
+    pub level: u8,
+    /// Data, instruction or unified.
+    pub kind: CacheKind,
+    /// Capacity in bytes.
+    pub size_bytes: u64,
+    /// Line size in bytes (0 when unknown).
+    pub line_bytes: u32,
+    /// Usable CPUs sharing this instance (never empty).
+    pub cpus: CpuSet,
+}
+
+/// A kind of core on a hybrid part; kinds are ordered efficient to performant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CoreKind {
+    /// Usable CPUs of this kind.
+    pub cpus: CpuSet,
+    /// A human-readable label (`intel_atom`, `intel_core`, `capacity 512`,
+    /// `max 2400 MHz`, ...).
+    pub label: String,
+}
+
+/// What kind of work a worker count is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Work {
+    /// Memory-bandwidth-bound scans and aggregations: one worker per physical
+    /// core (SMT siblings share the bandwidth and burn cycles for nothing).
+    Bandwidth,
+    /// Latency-bound work (pointer chasing over large string heaps) that
+    /// gains from SMT: one worker per usable logical CPU.
+    Latency,
+}
