@@ -2,17 +2,42 @@
 //!
 //! Usable CPUs, physical cores, packages, NUMA nodes, caches, hybrid core
 //! kinds and container CPU quotas, read from sysfs/procfs under a configurable
-//! root so recorded machines replay exactly. Work in progress: the model and
-//! the worker policy are here; detection comes next.
+//! root so recorded machines replay exactly, the way hwloc replays one with
+//! `HWLOC_FSROOT`.
+//!
+//! ```
+//! use keel_topology::{Topology, Work};
+//! // The live machine; never fails (it degrades to available_parallelism).
+//! let t = Topology::detect();
+//! assert!(!t.usable_cpus().is_empty());
+//! assert!(t.workers_for(Work::Bandwidth) <= t.workers_for(Work::Latency));
+//! ```
+//!
+//! The core (model, parsers, assembly) is `no_std` + `alloc`; the `std`
+//! feature (default) adds reading the live system and recorded roots.
 #![no_std]
 
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+// Only the std OS layers construct a `Raw` today; no_std keeps the code so
+// the assembly logic stays testable (and Miri-checkable) without std.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+mod build;
+mod error;
 mod model;
+#[cfg(feature = "std")]
+mod os;
+pub mod parse;
 
+pub use error::TopologyError;
+#[cfg(feature = "std")]
+pub use load::Loader;
 pub use model::{Cache, CacheKind, Core, CoreKind, CpuSet, NumaNode, Package, Work};
+
+#[cfg(feature = "std")]
+mod load;
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -96,6 +121,8 @@ impl Topology {
     /// ```
     pub fn workers_for(&self, work: Work) -> usize {
         let n = match work {
+            // With no core information at all, every usable CPU counts.
+            Work::Bandwidth if self.cores.is_empty() => self.usable.len(),
             Work::Bandwidth => self.cores.len(),
             Work::Latency => self.usable.len(),
         };

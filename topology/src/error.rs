@@ -1,0 +1,64 @@
+//! The crate's error type.
+
+use alloc::string::String;
+use core::fmt;
+
+use crate::parse::ParseError;
+
+/// Why a topology could not be read.
+///
+/// Missing files are not errors (they degrade the answer, and
+/// [`Topology::fallback`](crate::Topology::fallback) says how); malformed
+/// text is, and the error names the file and the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TopologyError {
+    /// A file's text does not have the format its name promises.
+    Parse {
+        /// The file, as a path under the root.
+        path: String,
+        /// What was wrong with its text.
+        error: ParseError,
+    },
+    /// A file exists but could not be read (other than being absent).
+    Read {
+        /// The file.
+        path: String,
+        /// The OS's reason.
+        reason: String,
+    },
+    /// The root holds no CPU information at all (no `sys/devices/system/cpu`,
+    /// no `proc/cpuinfo`): it is not a Linux sysfs root.
+    NotASysfsRoot {
+        /// The root that was read.
+        root: String,
+    },
+    /// The CPUs the process may use are all offline or hidden: online,
+    /// affinity and cgroup cpuset do not intersect.
+    NoUsableCpus {
+        /// Online CPUs, as a cpulist.
+        online: String,
+        /// Affinity ∩ cgroup cpuset, as a cpulist.
+        allowed: String,
+    },
+}
+
+impl fmt::Display for TopologyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TopologyError::Parse { path, error } => write!(f, "{path}: {error}"),
+            TopologyError::Read { path, reason } => write!(f, "{path}: cannot read: {reason}"),
+            TopologyError::NotASysfsRoot { root } => write!(
+                f,
+                "{root}: not a Linux sysfs root (no sys/devices/system/cpu and no proc/cpuinfo)"
+            ),
+            TopologyError::NoUsableCpus { online, allowed } => write!(
+                f,
+                "no usable CPU: online CPUs {online:?} and allowed CPUs {allowed:?} do not intersect"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for TopologyError {}

@@ -1,0 +1,357 @@
+//! Core kinds on hybrid parts, as hwloc's Linux backend finds and ranks them.
+//!
+//! Each source (max frequency, base frequency, `cpu_capacity`, Intel PMU
+//! sets, ARM MIDR) registers sets of CPUs; registering refines the current
+//! partition, so the kinds are the classes of CPUs that agree on every
+//! source. Kinds are then ranked: by capacity when every kind has a distinct
+//! one, else by Intel core type then frequency; the result is ordered from
+//! efficient to performant.
+
+use std::format;
+use std::string::String;
+use std::vec::Vec;
+
+use super::linux::Sysfs;
+use crate::parse;
+use crate::{CoreKind, CpuSet, TopologyError};
+
+type Res<T> = Result<T, TopologyError>;
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
+
+#[derive(Clone, Debug, Default)]
+struct Kind {
+    cpus: CpuSet,
+    forced: Option<u64>,
+    max_mhz: Option<u64>,
+    base_mhz: Option<u64>,
+    /// 1 low-power, 2 atom, 3 core (hwloc's scale).
+    core_type: Option<u64>,
+    midr: Option<u64>,
+}
+
+#[derive(Clone, Copy)]
+enum Info {
+    Max(u64),
+    Base(u64),
+    CoreType(u64),
+    Midr(u64),
+    None,
+}
+
+impl Kind {
+    fn add(&mut self, info: Info) {
+        match info {
+            Info::Max(v) => self.max_mhz = Some(v),
+            Info::Base(v) => self.base_mhz = Some(v),
+            Info::CoreType(v) => self.core_type = Some(v),
+            Info::Midr(v) => self.midr = Some(v),
+            Info::None => {}
+        }
+    }
+
+    fn label(&self) -> String {
+        let mut parts: Vec<String> = Vec::new();
+        match self.core_type {
+            Some(1) => parts.push("intel_lowpower".into()),
+            Some(2) => parts.push("intel_atom".into()),
+            Some(3) => parts.push("intel_core".into()),
+            _ => {}
+        }
+        if let Some(m) = self.midr {
+            parts.push(format!("midr {m:#x}"));
+        }
+        if let Some(c) = self.forced {
+            parts.push(format!("capacity {c}"));
+        }
+        if let Some(b) = self.base_mhz {
+            parts.push(format!("base {b} MHz"));
+        }
+        if let Some(m) = self.max_mhz {
+            parts.push(format!("max {m} MHz"));
+        }
+        if parts.is_empty() {
+            parts.push("unknown".into());
+        }
+        parts.join(", ")
+    }
+}
+
+/// Refines `kinds` with `set` (hwloc_internal_cpukinds_register).
+fn register(kinds: &mut Vec<Kind>, mut set: CpuSet, forced: Option<u64>, info: Info) {
+    if set.is_empty() {
+        return;
+    }
+    let old = kinds.len();
+    for i in 0..old {
+        let inter = set.and(&kinds[i].cpus);
+        if inter.is_empty() {
+            continue;
+        }
+        if kinds[i].cpus.is_subset(&set) {
+            // The new set covers this kind: annotate it.
+            kinds[i].add(info);
+            if kinds[i].forced.is_none() {
+                kinds[i].forced = forced;
+            }
+            set = set.and_not(&kinds[i].cpus);
+        } else {
+            // Split off the intersection as a new kind.
+            let mut k = kinds[i].clone();
+            k.cpus = inter.clone();
+            k.forced = forced;
+            k.add(info);
+            kinds[i].cpus = kinds[i].cpus.and_not(&inter);
+            set = set.and_not(&inter);
+            kinds.push(k);
+        }
+        if set.is_empty() {
+            break;
+        }
+    }
+    if !set.is_empty() {
+        let mut k = Kind {
+            cpus: set,
+            forced,
+            ..Kind::default()
+        };
+        k.add(info);
+        kinds.push(k);
+    }
+}
+
+/// Groups `(cpu, value)` pairs with a nonzero value by value, ascending.
+fn by_value(pairs: impl Iterator<Item = (usize, u64)>) -> Vec<(u64, CpuSet)> {
+    let mut groups: Vec<(u64, CpuSet)> = Vec::new();
+    for (cpu, v) in pairs {
+        if v == 0 {
+            continue;
+        }
+        match groups.iter_mut().find(|(g, _)| *g == v) {
+            Some((_, s)) => s.insert(cpu),
+            None => groups.push((v, core::iter::once(cpu).collect())),
+        }
+    }
+    groups.sort_by_key(|(v, _)| *v);
+    groups
+}
+
+#[derive(Clone, Copy, Default)]
+struct PerCpu {
+    cpu: usize,
+    max_khz: u64,
+    base_khz: u64,
+    capacity: u64,
+    midr: u64,
+}
+
+fn parse_hex(text: &str) -> Result<u64, parse::ParseError> {
+    parse::parse_hex_u64(text)
+}
+
+/// Reads and ranks the core kinds of the CPUs in `cpus`.
+pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
+    let mut per: Vec<PerCpu> = Vec::with_capacity(cpus.len());
+    let use_midr = fs.exists(&format!("{CPU_DIR}/cpu0/regs/identification/midr_el1"));
+    // -1: not decided; 1: use ACPI CPPC nominal frequency; 0: do not.
+    let mut use_cppc: i8 = -1;
+    let mut max_without_base = false;
+    for cpu in cpus.iter() {
+        let d = format!("{CPU_DIR}/cpu{cpu}");
+        let mut p = PerCpu {
+            cpu,
+            ..PerCpu::default()
+        };
+        p.capacity = fs.uint(&format!("{d}/cpu_capacity"))?.unwrap_or(0);
+        if use_midr {
+            p.midr = fs
+                .parsed(&format!("{d}/regs/identification/midr_el1"), parse_hex)?
+                .unwrap_or(0);
+        } else {
+            p.max_khz = fs
+                .uint(&format!("{d}/cpufreq/cpuinfo_max_freq"))?
+                .unwrap_or(0);
+            if use_cppc != 1 {
+                if let Some(b) = fs.uint(&format!("{d}/cpufreq/base_frequency"))? {
+                    p.base_khz = b;
+                    use_cppc = 0;
+                }
+            }
+            if use_cppc != 0 {
+                match fs.uint(&format!("{d}/acpi_cppc/nominal_freq"))? {
+                    Some(n) if n > 0 => {
+                        p.base_khz = n.saturating_mul(1000);
+                        use_cppc = 1;
+                    }
+                    _ => use_cppc = 0,
+                }
+            }
+            if p.max_khz != 0 && p.base_khz == 0 {
+                max_without_base = true;
+            }
+        }
+        per.push(p);
+    }
+
+    let mut kinds: Vec<Kind> = Vec::new();
+    if use_midr {
+        let groups = by_value(per.iter().map(|p| (p.cpu, p.midr)));
+        // One MIDR for all CPUs says nothing about kinds.
+        if groups.len() > 1 {
+            for (midr, set) in groups {
+                let cap = per
+                    .iter()
+                    .filter(|p| set.contains(p.cpu))
+                    .map(|p| p.capacity)
+                    .min()
+                    .unwrap_or(0);
+                register(&mut kinds, set, Some(cap), Info::Midr(midr));
+            }
+        }
+    } else {
+        if !max_without_base {
+            adjust_max_freqs(&mut per, 10);
+        }
+        for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.max_khz / 1000))) {
+            register(&mut kinds, set, None, Info::Max(v));
+        }
+        for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.base_khz / 1000))) {
+            register(&mut kinds, set, None, Info::Base(v));
+        }
+        for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.capacity))) {
+            register(&mut kinds, set, Some(v), Info::None);
+        }
+        // Intel hybrid PMUs (only x86 kernels have these devices).
+        for (dev, ty) in [("cpu_atom", 2), ("cpu_core", 3), ("cpu_lowpower", 1)] {
+            if let Some(set) = fs.cpulist(&format!("sys/devices/{dev}/cpus"))? {
+                register(&mut kinds, set, None, Info::CoreType(ty));
+            }
+        }
+    }
+    rank(&mut kinds);
+    Ok(kinds
+        .into_iter()
+        .map(|k| CoreKind {
+            label: k.label(),
+            cpus: k.cpus,
+        })
+        .collect())
+}
+
+/// Turbo Boost Max 3.0 gives some cores of one kind a slightly higher max
+/// frequency; within a base frequency, spreads under `percent` are flattened
+/// to the minimum (hwloc_linux_cpukinds_adjust_maxfreqs).
+fn adjust_max_freqs(per: &mut [PerCpu], percent: u64) {
+    let mut bases: Vec<u64> = per.iter().map(|p| p.base_khz).collect();
+    bases.sort_unstable();
+    bases.dedup();
+    for base in bases {
+        let group = per.iter().filter(|p| p.base_khz == base);
+        let min_max = group.clone().map(|p| p.max_khz).min().unwrap_or(0);
+        let max_max = group.clone().map(|p| p.max_khz).max().unwrap_or(0);
+        let min_cap = group.map(|p| p.capacity).min().unwrap_or(0);
+        if min_max == max_max || min_max == 0 {
+            continue;
+        }
+        if (max_max - min_max) * 100 < percent * min_max {
+            for p in per.iter_mut().filter(|p| p.base_khz == base) {
+                p.max_khz = min_max;
+                p.capacity = min_cap;
+            }
+        }
+    }
+}
+
+/// Orders kinds from efficient to performant (hwloc_internal_cpukinds_rank);
+/// leaves the registration order when no ranking is unambiguous.
+fn rank(kinds: &mut [Kind]) {
+    if kinds.len() <= 1 {
+        return;
+    }
+    let unique = |v: &[u64]| {
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        s.windows(2).all(|w| w[0] != w[1])
+    };
+    if kinds.iter().all(|k| k.forced.is_some()) {
+        let v: Vec<u64> = kinds.iter().map(|k| k.forced.unwrap_or(0)).collect();
+        if unique(&v) {
+            kinds.sort_by_key(|k| k.forced);
+            return;
+        }
+    }
+    let have_base = kinds.iter().all(|k| k.base_mhz.is_some());
+    let have_max = kinds.iter().all(|k| k.max_mhz.is_some());
+    let have_type = kinds.iter().all(|k| k.core_type.is_some());
+    if !have_type && !have_base && !have_max {
+        return;
+    }
+    let value = |k: &Kind| {
+        let f = if have_base { k.base_mhz } else { k.max_mhz };
+        (k.core_type.unwrap_or(0) << 20) + f.unwrap_or(0)
+    };
+    let v: Vec<u64> = kinds.iter().map(value).collect();
+    if unique(&v) {
+        kinds.sort_by_key(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(s: &str) -> CpuSet {
+        parse::parse_cpulist(s).unwrap()
+    }
+
+    #[test]
+    fn registering_refines_the_partition() {
+        let mut k = Vec::new();
+        register(&mut k, set("0-7"), None, Info::Max(3000));
+        register(&mut k, set("4-7"), None, Info::Base(1000));
+        register(&mut k, set("0-3"), None, Info::Base(2000));
+        assert_eq!(k.len(), 2);
+        rank(&mut k);
+        assert_eq!(k[0].cpus, set("4-7"));
+        assert_eq!(k[1].cpus, set("0-3"));
+        assert_eq!(k[1].label(), "base 2000 MHz, max 3000 MHz");
+    }
+
+    #[test]
+    fn capacity_ranks_before_core_type() {
+        let mut k = Vec::new();
+        register(&mut k, set("0-1"), Some(1024), Info::None);
+        register(&mut k, set("2-3"), Some(512), Info::None);
+        register(&mut k, set("0-1"), None, Info::CoreType(3));
+        rank(&mut k);
+        assert_eq!(k[0].cpus, set("2-3"));
+        assert_eq!(k[0].forced, Some(512));
+    }
+
+    #[test]
+    fn small_turbo_spread_is_flattened() {
+        let mut per = [
+            PerCpu {
+                cpu: 0,
+                max_khz: 4_000_000,
+                base_khz: 2_000_000,
+                ..PerCpu::default()
+            },
+            PerCpu {
+                cpu: 1,
+                max_khz: 4_200_000,
+                base_khz: 2_000_000,
+                ..PerCpu::default()
+            },
+            PerCpu {
+                cpu: 2,
+                max_khz: 3_000_000,
+                base_khz: 1_000_000,
+                ..PerCpu::default()
+            },
+        ];
+        adjust_max_freqs(&mut per, 10);
+        assert_eq!(per[1].max_khz, 4_000_000);
+        assert_eq!(per[2].max_khz, 3_000_000);
+    }
+}

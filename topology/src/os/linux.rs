@@ -1,0 +1,676 @@
+//! Linux: sysfs and procfs under a root directory.
+//!
+//! The reading follows hwloc's Linux backend (`topology-linux.c`) so that a
+//! recorded root gives the answers hwloc gives: cores and packages come from
+//! sibling masks (`core_cpus`/`thread_siblings`, `package_cpus`/
+//! `core_siblings`), an object is created by the first online CPU of its mask,
+//! and IDs are only labels. Reading is plain `std::fs`, so a recorded root
+//! can be replayed on any OS; only the live affinity mask needs Linux.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::vec::Vec;
+use std::{format, vec};
+
+use crate::build::Raw;
+use crate::parse::{self, ParseError};
+use crate::{Cache, CacheKind, CoreKind, CpuSet, NumaNode, TopologyError};
+
+const CPU_DIR: &str = "sys/devices/system/cpu";
+const NODE_DIR: &str = "sys/devices/system/node";
+
+/// Files under one root, read as text.
+pub(crate) struct Sysfs {
+    root: PathBuf,
+}
+
+type Res<T> = Result<T, TopologyError>;
+
+impl Sysfs {
+    pub(crate) fn new(root: &Path) -> Self {
+        Sysfs {
+            root: root.to_path_buf(),
+        }
+    }
+
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel.trim_start_matches('/'))
+    }
+
+    pub(crate) fn shown(&self, rel: &str) -> String {
+        self.path(rel).display().to_string()
+    }
+
+    /// The file's text; `None` when it is absent (or unreadable the way
+    /// sysfs attributes without a value are).
+    pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
+        match fs::read(self.path(rel)) {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(s) => Ok(Some(s)),
+                Err(e) => Err(TopologyError::Parse {
+                    path: self.shown(rel),
+                    error: ParseError::new(
+                        "text",
+                        &String::from_utf8_lossy(e.as_bytes()),
+                        "not UTF-8",
+                    ),
+                }),
+            },
+            Err(e) => match e.kind() {
+                io::ErrorKind::NotFound
+                | io::ErrorKind::NotADirectory
+                | io::ErrorKind::IsADirectory
+                | io::ErrorKind::PermissionDenied
+                | io::ErrorKind::InvalidInput => Ok(None),
+                // sysfs answers EINVAL/ENODEV/EIO for attributes that have
+                // no value on this machine: that is absence, not a fault.
+                _ if e.raw_os_error().is_some() => Ok(None),
+                _ => Err(TopologyError::Read {
+                    path: self.shown(rel),
+                    reason: e.to_string(),
+                }),
+            },
+        }
+    }
+
+    /// The file parsed with `f`; `None` when absent or blank (sysfs writes
+    /// empty files for values it does not know).
+    pub(crate) fn parsed<T>(
+        &self,
+        rel: &str,
+        f: impl Fn(&str) -> Result<T, ParseError>,
+    ) -> Res<Option<T>> {
+        match self.text(rel)? {
+            Some(t) if !t.trim().is_empty() => {
+                f(&t).map(Some).map_err(|error| TopologyError::Parse {
+                    path: self.shown(rel),
+                    error,
+                })
+            }
+            _ => Ok(None),
+        }
+    }
+
+    pub(crate) fn cpulist(&self, rel: &str) -> Res<Option<CpuSet>> {
+        self.parsed(rel, parse::parse_cpulist)
+    }
+
+    pub(crate) fn cpumask(&self, rel: &str) -> Res<Option<CpuSet>> {
+        self.parsed(rel, parse::parse_cpumask)
+    }
+
+    pub(crate) fn int(&self, rel: &str) -> Res<Option<i64>> {
+        self.parsed(rel, parse::parse_int)
+    }
+
+    pub(crate) fn uint(&self, rel: &str) -> Res<Option<u64>> {
+        self.parsed(rel, parse::parse_uint)
+    }
+
+    pub(crate) fn exists(&self, rel: &str) -> bool {
+        self.path(rel).exists()
+    }
+
+    /// Numbers `N` of the entries `PREFIXN` in a directory, sorted.
+    pub(crate) fn numbered(&self, rel: &str, prefix: &str) -> Vec<usize> {
+        let mut v: Vec<usize> = match fs::read_dir(self.path(rel)) {
+            Ok(d) => d
+                .filter_map(|e| e.ok())
+                .filter_map(|e| {
+                    let name = e.file_name();
+                    let rest = name.to_str()?.strip_prefix(prefix)?;
+                    if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+                        return None;
+                    }
+                    rest.parse::<usize>().ok().filter(|&n| n <= parse::MAX_CPU)
+                })
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        v.sort_unstable();
+        v
+    }
+}
+
+/// Where the affinity mask comes from.
+pub(crate) enum AffinitySource {
+    /// No restriction (a recorded root).
+    None,
+    /// This set (tests, or the live mask read by the caller).
+    Set(CpuSet),
+}
+
+/// Reads the topology under `root`.
+pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
+    let fs = Sysfs::new(root);
+    let mut raw = Raw::default();
+    let cpuinfo = CpuInfo::read(&fs)?;
+
+    // Which CPUs exist, which are online, which have topology files.
+    let dirs: CpuSet = fs.numbered(CPU_DIR, "cpu").into_iter().collect();
+    let online_file = fs.cpulist(&format!("{CPU_DIR}/online"))?;
+    let present = fs.cpulist(&format!("{CPU_DIR}/present"))?;
+    let mut online = CpuSet::new();
+    if dirs.is_empty() {
+        if let Some(o) = &online_file {
+            online = o.clone();
+        } else if !cpuinfo.procs.is_empty() {
+            online = cpuinfo.procs.iter().map(|p| p.processor).collect();
+            raw.notes
+                .push("no sysfs CPU directory: CPUs from proc/cpuinfo".into());
+        } else {
+            return Err(TopologyError::NotASysfsRoot {
+                root: root.display().to_string(),
+            });
+        }
+    } else {
+        for cpu in dirs.iter() {
+            let on = match &online_file {
+                Some(o) => o.contains(cpu),
+                None => fs
+                    .int(&format!("{CPU_DIR}/cpu{cpu}/online"))?
+                    .is_none_or(|v| v != 0),
+            };
+            if on {
+                online.insert(cpu);
+            }
+        }
+    }
+    let exist = dirs.or(present.as_ref().unwrap_or(&CpuSet::new()));
+    raw.offline = exist.and_not(&online);
+    // hwloc skips CPUs whose topology directory is absent.
+    let topo: CpuSet = online
+        .iter()
+        .filter(|c| fs.exists(&format!("{CPU_DIR}/cpu{c}/topology")))
+        .collect();
+
+    read_cores_and_packages(&fs, &topo, &cpuinfo, &mut raw)?;
+    if topo.is_empty() && !online.is_empty() {
+        raw.notes
+            .push("no sysfs CPU topology: cores and packages from proc/cpuinfo".into());
+        cores_from_cpuinfo(&cpuinfo, &online, &mut raw);
+    }
+    read_caches(&fs, &topo, &mut raw)?;
+    read_numa(&fs, &online, &mut raw)?;
+    raw.core_kinds = read_kinds(&fs, &online, &cpuinfo)?;
+
+    // Allowed = affinity ∩ cgroup cpuset.
+    let cg = Cgroups::read(&fs)?;
+    let mut allowed = match affinity {
+        AffinitySource::None => None,
+        AffinitySource::Set(s) => Some(s),
+    };
+    if let Some(set) = cg.cpuset(&fs)? {
+        allowed = Some(match allowed {
+            Some(a) => a.and(&set),
+            None => set,
+        });
+    }
+    raw.allowed = allowed;
+    raw.cpu_quota = cg.quota(&fs)?;
+    raw.online = online;
+    Ok(raw)
+}
+
+fn read_cores_and_packages(fs: &Sysfs, topo: &CpuSet, info: &CpuInfo, raw: &mut Raw) -> Res<()> {
+    // -1: not known yet whether SMT siblings carry their own core IDs (AMD
+    // compute units, where hwloc makes one core per thread).
+    let mut thread_with_core_id: i8 = if info.is_amd_with_cu { -1 } else { 0 };
+    let mut cores_seen = false;
+    for i in topo.iter() {
+        let t = format!("{CPU_DIR}/cpu{i}/topology");
+        let mut not_first_of_core = false;
+        let coreset = match fs.cpumask(&format!("{t}/core_cpus"))? {
+            Some(s) => Some(s),
+            None => fs.cpumask(&format!("{t}/thread_siblings"))?,
+        };
+        if let Some(coreset) = coreset {
+            cores_seen = true;
+            let coreset = coreset.and(topo);
+            if coreset.len() > 1 && thread_with_core_id == -1 {
+                let mine = fs.int(&format!("{t}/core_id"))?;
+                let sib = coreset.iter().find(|&c| c != i).unwrap_or(i);
+                let theirs = fs.int(&format!("{CPU_DIR}/cpu{sib}/topology/core_id"))?;
+                thread_with_core_id = i8::from(mine != theirs);
+            }
+            not_first_of_core = coreset.first() != Some(i);
+            if thread_with_core_id == 1 {
+                raw.cores.push(core::iter::once(i).collect());
+            } else if !not_first_of_core {
+                // A CPU outside its own mask (inconsistent sysfs) still
+                // gets a core so it is never lost.
+                if coreset.is_empty() {
+                    raw.cores.push(core::iter::once(i).collect());
+                } else {
+                    raw.cores.push(coreset);
+                }
+            }
+        }
+        if not_first_of_core {
+            continue;
+        }
+        let pkg = match fs.cpumask(&format!("{t}/package_cpus"))? {
+            Some(s) => Some(s),
+            None => fs.cpumask(&format!("{t}/core_siblings"))?,
+        };
+        if let Some(pkg) = pkg {
+            let pkg = pkg.and(topo);
+            if pkg.first() == Some(i) {
+                let id = fs.int(&format!("{t}/physical_package_id"))?;
+                let id = id.and_then(|v| u32::try_from(v).ok());
+                raw.packages.push((id, pkg));
+            }
+        }
+    }
+    if !cores_seen && !topo.is_empty() {
+        raw.notes
+            .push("no core sibling lists in sysfs: physical cores unknown".into());
+    }
+    Ok(())
+}
+
+fn cores_from_cpuinfo(info: &CpuInfo, online: &CpuSet, raw: &mut Raw) {
+    use std::collections::BTreeMap;
+    let mut cores: BTreeMap<(i64, i64), CpuSet> = BTreeMap::new();
+    let mut pkgs: BTreeMap<i64, CpuSet> = BTreeMap::new();
+    for p in &info.procs {
+        if !online.contains(p.processor) {
+            continue;
+        }
+        if let (Some(pk), Some(co)) = (p.physical_id, p.core_id) {
+            cores.entry((pk, co)).or_default().insert(p.processor);
+        }
+        if let Some(pk) = p.physical_id {
+            pkgs.entry(pk).or_default().insert(p.processor);
+        }
+    }
+    raw.cores.extend(cores.into_values());
+    raw.packages
+        .extend(pkgs.into_iter().map(|(id, s)| (u32::try_from(id).ok(), s)));
+}
+
+fn read_caches(fs: &Sysfs, topo: &CpuSet, raw: &mut Raw) -> Res<()> {
+    for i in topo.iter() {
+        let base = format!("{CPU_DIR}/cpu{i}/cache");
+        for j in fs.numbered(&base, "index") {
+            let d = format!("{base}/index{j}");
+            let set = match fs.cpumask(&format!("{d}/shared_cpu_map"))? {
+                Some(s) => Some(s),
+                None => fs.cpulist(&format!("{d}/shared_cpu_list"))?,
+            };
+            let Some(mut set) = set else { continue };
+            if set.is_empty() {
+                // ia64 reports empty maps for some caches: use the core.
+                let t = format!("{CPU_DIR}/cpu{i}/topology");
+                if let Some(c) = fs.cpumask(&format!("{t}/core_cpus"))? {
+                    set = c;
+                } else if let Some(c) = fs.cpumask(&format!("{t}/thread_siblings"))? {
+                    set = c;
+                }
+            }
+            let set = set.and(topo);
+            if set.first() != Some(i) {
+                continue;
+            }
+            let Some(level) = fs.uint(&format!("{d}/level"))? else {
+                continue;
+            };
+            let kind = match fs.text(&format!("{d}/type"))?.as_deref().map(str::trim) {
+                Some(t) if t.starts_with("Data") => CacheKind::Data,
+                Some(t) if t.starts_with("Instruction") => CacheKind::Instruction,
+                _ => CacheKind::Unified,
+            };
+            if level == 0 || level > 5 || (kind == CacheKind::Instruction && level > 3) {
+                continue;
+            }
+            let size_bytes = fs
+                .parsed(&format!("{d}/size"), parse::parse_cache_size)?
+                .unwrap_or(0);
+            let line = fs.uint(&format!("{d}/coherency_line_size"))?.unwrap_or(0);
+            raw.caches.push(Cache {
+                level: level as u8,
+                kind,
+                size_bytes,
+                line_bytes: u32::try_from(line).unwrap_or(0),
+                cpus: set,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn read_numa(fs: &Sysfs, online: &CpuSet, raw: &mut Raw) -> Res<()> {
+    let ids = fs.numbered(NODE_DIR, "node");
+    let mut nodes: Vec<NumaNode> = Vec::new();
+    for n in ids {
+        let d = format!("{NODE_DIR}/node{n}");
+        let cpus = match fs.cpumask(&format!("{d}/cpumap"))? {
+            Some(s) => s,
+            None => fs.cpulist(&format!("{d}/cpulist"))?.unwrap_or_default(),
+        };
+        let memory_bytes = fs
+            .parsed(&format!("{d}/meminfo"), parse::parse_meminfo_total)?
+            .unwrap_or(0);
+        nodes.push(NumaNode {
+            os_index: u32::try_from(n).unwrap_or(u32::MAX),
+            cpus: cpus.and(online),
+            memory_bytes,
+        });
+    }
+    if nodes.is_empty() {
+        let memory_bytes = fs
+            .parsed("proc/meminfo", parse::parse_meminfo_total)?
+            .unwrap_or(0);
+        nodes.push(NumaNode {
+            os_index: 0,
+            cpus: online.clone(),
+            memory_bytes,
+        });
+    }
+    raw.numa_nodes = nodes;
+    Ok(())
+}
+
+/// One `processor` entry of `/proc/cpuinfo`.
+#[derive(Default)]
+struct CpuInfoProc {
+    processor: usize,
+    physical_id: Option<i64>,
+    core_id: Option<i64>,
+}
+
+#[derive(Default)]
+struct CpuInfo {
+    procs: Vec<CpuInfoProc>,
+    is_amd_with_cu: bool,
+}
+
+impl CpuInfo {
+    fn read(fs: &Sysfs) -> Res<CpuInfo> {
+        let Some(text) = fs.text("proc/cpuinfo")? else {
+            return Ok(CpuInfo::default());
+        };
+        let mut info = CpuInfo::default();
+        let (mut vendor, mut family) = (None, None);
+        for line in text.lines() {
+            let Some((k, v)) = line.split_once(':') else {
+                continue;
+            };
+            let (k, v) = (k.trim(), v.trim());
+            match k {
+                // Values are labels here: an unparsable one is skipped, as
+                // hwloc does, because cpuinfo's format varies by arch.
+                "processor" => {
+                    if let Ok(p) = parse::parse_uint(v) {
+                        if p as usize <= parse::MAX_CPU {
+                            info.procs.push(CpuInfoProc {
+                                processor: p as usize,
+                                ..Default::default()
+                            });
+                        }
+                    }
+                }
+                "physical id" => {
+                    if let Some(p) = info.procs.last_mut() {
+                        p.physical_id = parse::parse_int(v).ok();
+                    }
+                }
+                "core id" => {
+                    if let Some(p) = info.procs.last_mut() {
+                        p.core_id = parse::parse_int(v).ok();
+                    }
+                }
+                "vendor_id" if vendor.is_none() => vendor = Some(v.to_string()),
+                "cpu family" if family.is_none() => family = Some(v.to_string()),
+                _ => {}
+            }
+        }
+        info.is_amd_with_cu = vendor.as_deref() == Some("AuthenticAMD")
+            && matches!(family.as_deref(), Some("21") | Some("22"));
+        Ok(info)
+    }
+}
+
+/// Core kinds, ordered efficient to performant.
+fn read_kinds(fs: &Sysfs, online: &CpuSet, _info: &CpuInfo) -> Res<Vec<CoreKind>> {
+    crate::os::kinds::read(fs, online)
+}
+
+/// The process's cgroups: where each hierarchy is mounted and the process's
+/// path in it.
+struct Cgroups {
+    /// cgroup v2: mount point (relative to the root) and the process's path.
+    v2: Option<(String, String)>,
+    /// v1 cpuset: mount point, path, and whether files lack the `cpuset.`
+    /// prefix (the legacy `cpuset` filesystem or `noprefix`).
+    cpuset_v1: Option<(String, String, bool)>,
+    /// v1 cpu controller: mount point and path.
+    cpu_v1: Option<(String, String)>,
+}
+
+struct Mount {
+    root: String,
+    point: String,
+    fstype: String,
+    opts: String,
+}
+
+fn unescape_mount(s: &str) -> String {
+    // mountinfo escapes space, tab, newline and backslash as \ooo.
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+impl Cgroups {
+    fn mounts(fs: &Sysfs) -> Res<Vec<Mount>> {
+        let mut v = Vec::new();
+        if let Some(text) = fs.text("proc/self/mountinfo")? {
+            for line in text.lines() {
+                let Some((left, right)) = line.split_once(" - ") else {
+                    continue;
+                };
+                let l: Vec<&str> = left.split_whitespace().collect();
+                let r: Vec<&str> = right.split_whitespace().collect();
+                if l.len() < 5 || r.is_empty() {
+                    continue;
+                }
+                v.push(Mount {
+                    root: unescape_mount(l[3]),
+                    point: unescape_mount(l[4]),
+                    fstype: r[0].to_string(),
+                    opts: format!("{},{}", l.get(5).unwrap_or(&""), r.get(2).unwrap_or(&"")),
+                });
+            }
+        }
+        if v.is_empty() {
+            if let Some(text) = fs.text("proc/mounts")? {
+                for line in text.lines() {
+                    let f: Vec<&str> = line.split_whitespace().collect();
+                    if f.len() < 4 {
+                        continue;
+                    }
+                    v.push(Mount {
+                        root: "/".into(),
+                        point: unescape_mount(f[1]),
+                        fstype: f[2].to_string(),
+                        opts: f[3].to_string(),
+                    });
+                }
+            }
+        }
+        Ok(v)
+    }
+
+    fn read(fs: &Sysfs) -> Res<Cgroups> {
+        let mounts = Self::mounts(fs)?;
+        let has_opt = |m: &Mount, o: &str| m.opts.split(',').any(|x| x == o);
+        // The process's paths: v2 (`0::/p`), v1 per controller.
+        let mut v2_path = None;
+        let mut cpuset_path = None;
+        let mut cpu_path = None;
+        if let Some(text) = fs.text("proc/self/cgroup")? {
+            for line in text.lines() {
+                let mut it = line.splitn(3, ':');
+                let (Some(_), Some(ctrls), Some(path)) = (it.next(), it.next(), it.next()) else {
+                    continue;
+                };
+                if ctrls.is_empty() {
+                    v2_path = Some(path.to_string());
+                }
+                for c in ctrls.split(',') {
+                    match c {
+                        "cpuset" => cpuset_path = Some(path.to_string()),
+                        "cpu" => cpu_path = Some(path.to_string()),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        // The legacy cpuset interface names the path in /proc/self/cpuset.
+        let legacy = fs
+            .text("proc/self/cpuset")?
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let rel = |m: &Mount, p: &str| -> (String, String) {
+            // Strip the mount's own root from the process's path (a
+            // container sees its cgroup as `/`).
+            let p = match p.strip_prefix(m.root.as_str()) {
+                Some(rest) if m.root != "/" => rest.to_string(),
+                _ => p.to_string(),
+            };
+            (m.point.clone(), p)
+        };
+        let mut cg = Cgroups {
+            v2: None,
+            cpuset_v1: None,
+            cpu_v1: None,
+        };
+        for m in &mounts {
+            match m.fstype.as_str() {
+                "cgroup2" if cg.v2.is_none() => {
+                    if let Some(p) = &v2_path {
+                        cg.v2 = Some(rel(m, p));
+                    }
+                }
+                "cpuset" if cg.cpuset_v1.is_none() => {
+                    if let Some(p) = legacy.as_ref().or(cpuset_path.as_ref()) {
+                        let (a, b) = rel(m, p);
+                        cg.cpuset_v1 = Some((a, b, true));
+                    }
+                }
+                "cgroup" => {
+                    if has_opt(m, "cpuset") && cg.cpuset_v1.is_none() {
+                        if let Some(p) = cpuset_path.as_ref().or(legacy.as_ref()) {
+                            let (a, b) = rel(m, p);
+                            cg.cpuset_v1 = Some((a, b, has_opt(m, "noprefix")));
+                        }
+                    }
+                    if has_opt(m, "cpu") && cg.cpu_v1.is_none() {
+                        if let Some(p) = &cpu_path {
+                            cg.cpu_v1 = Some(rel(m, p));
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(cg)
+    }
+
+    /// `mount/path`, or the mount itself when the path is not there (a
+    /// container whose namespace hides the outer path).
+    fn dir(fs: &Sysfs, mount: &str, path: &str) -> String {
+        let full = format!("{}/{}", mount.trim_end_matches('/'), path.trim_matches('/'));
+        let full = full.trim_end_matches('/').to_string();
+        if fs.exists(&full) {
+            full
+        } else {
+            mount.to_string()
+        }
+    }
+
+    fn cpuset(&self, fs: &Sysfs) -> Res<Option<CpuSet>> {
+        if let Some((m, p)) = &self.v2 {
+            let d = Self::dir(fs, m, p);
+            if let Some(s) = fs.cpulist(&format!("{d}/cpuset.cpus.effective"))? {
+                return Ok(Some(s));
+            }
+        }
+        if let Some((m, p, noprefix)) = &self.cpuset_v1 {
+            let d = Self::dir(fs, m, p);
+            let f = if *noprefix { "cpus" } else { "cpuset.cpus" };
+            // An empty v1 `cpus` means "not configured", not "no CPU".
+            if let Some(s) = fs.cpulist(&format!("{d}/{f}"))? {
+                return Ok(Some(s));
+            }
+        }
+        Ok(None)
+    }
+
+    /// The tightest quota along the path from the process's cgroup to the
+    /// hierarchy's root.
+    fn quota(&self, fs: &Sysfs) -> Res<Option<f64>> {
+        let mut best: Option<f64> = None;
+        let mut take = |q: Option<f64>| {
+            if let Some(q) = q {
+                best = Some(best.map_or(q, |b: f64| b.min(q)));
+            }
+        };
+        if let Some((m, p)) = &self.v2 {
+            for d in Self::ancestors(fs, m, p) {
+                take(
+                    fs.parsed(&format!("{d}/cpu.max"), parse::parse_cpu_max)?
+                        .flatten(),
+                );
+            }
+        }
+        if let Some((m, p)) = &self.cpu_v1 {
+            for d in Self::ancestors(fs, m, p) {
+                let q = fs.text(&format!("{d}/cpu.cfs_quota_us"))?;
+                let per = fs.text(&format!("{d}/cpu.cfs_period_us"))?;
+                if let (Some(q), Some(per)) = (q, per) {
+                    let v =
+                        parse::parse_cfs_quota(&q, &per).map_err(|error| TopologyError::Parse {
+                            path: fs.shown(&format!("{d}/cpu.cfs_quota_us")),
+                            error,
+                        })?;
+                    take(v);
+                }
+            }
+        }
+        Ok(best)
+    }
+
+    fn ancestors(fs: &Sysfs, mount: &str, path: &str) -> Vec<String> {
+        let leaf = Self::dir(fs, mount, path);
+        let mount = mount.trim_end_matches('/');
+        let mut v = vec![leaf.clone()];
+        let mut cur = leaf.as_str();
+        while cur.len() > mount.len() {
+            match cur.rfind('/') {
+                Some(i) if i >= mount.len() => {
+                    cur = &cur[..i];
+                    v.push(cur.to_string());
+                }
+                _ => break,
+            }
+        }
+        v
+    }
+}

@@ -1,0 +1,48 @@
+//! The OS layer: everything that reads the live system or a recorded root.
+//!
+//! `linux` reads sysfs/procfs under a root with plain file reads, so it
+//! builds everywhere `std` does (a recorded Linux root replays on any OS);
+//! the live affinity mask is the one Linux-only call. Other systems answer
+//! from `fallback` (`available_parallelism`, marked as a fallback).
+
+pub(crate) mod fallback;
+pub(crate) mod kinds;
+pub(crate) mod linux;
+
+use crate::CpuSet;
+
+/// The calling thread's affinity mask, on systems that have one.
+#[cfg(target_os = "linux")]
+pub(crate) fn live_affinity() -> Option<CpuSet> {
+    // Start at 1024 CPUs and grow: the kernel answers EINVAL while the
+    // buffer is smaller than its own mask.
+    let mut words = 16usize;
+    while words <= (crate::parse::MAX_CPU + 1) / 64 {
+        let mut buf = std::vec![0u64; words];
+        let bytes = words * 8;
+        // SAFETY: `buf` is a live, writable allocation of exactly `bytes`
+        // bytes, and the kernel writes at most `bytes` bytes into it; a
+        // `cpu_set_t` is a plain bitmap of u64-compatible words, so treating
+        // the buffer as one is sound.
+        let rc = unsafe {
+            libc::sched_getaffinity(0, bytes, buf.as_mut_ptr().cast::<libc::cpu_set_t>())
+        };
+        if rc == 0 {
+            return Some(CpuSet::from_words(buf));
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return None;
+        }
+        words *= 2;
+    }
+    None
+}
+
+/// The calling thread's affinity mask, on systems that have one.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn live_affinity() -> Option<CpuSet> {
+    None
+}
+
+/// Whether this build reads the live machine from sysfs.
+pub(crate) const LIVE_SYSFS: bool = cfg!(target_os = "linux");
