@@ -1,5 +1,44 @@
 //! keel-kernels: raw SIMD column kernels with runtime CPU dispatch, each with
-//! a scalar twin that is its oracle. Work in progress.
+//! a scalar twin that is its oracle.
+//!
+//! # How a kernel is called
+//!
+//! Every family (aggregates, filters, bitmaps, zone maps, span scans, hashing,
+//! partitioning, gathers, sketches) follows one pattern:
+//!
+//! * A **safe free function** at the family's module (`agg::sum`,
+//!   `filter::compare`, ...) validates its arguments (lengths, bitmap sizes),
+//!   returns [`Error`] for bad input, and runs at the level [`cpu::level`]
+//!   chooses (detected once and cached; capped by [`cpu::set_max_level`] or
+//!   the `KEEL_KERNELS` environment variable).
+//! * The **same kernel as a method of [`Kernels`]**, a `Copy` handle for one
+//!   dispatch level. [`Kernels::at`] returns `None` unless the running CPU
+//!   supports the level, so holding a `Kernels` proves the instructions exist
+//!   (as memchr's `One::new() -> Option`). Tests and benchmarks call
+//!   `Kernels::at(level)` to compare every level in one process; the free
+//!   function is `Kernels::current().method(..)`.
+//! * The method matches on the level and calls an `unsafe` leaf in
+//!   `arch::{scalar, x86_64::{avx2, avx512}, aarch64::neon}::<family>`. Only
+//!   those leaves carry `#[target_feature]`; their safety contract is "the CPU
+//!   supports this level and the caller checked the lengths", which the
+//!   `Kernels` value and the safe layer establish.
+//! * Every SIMD leaf has a scalar twin in `arch::scalar` that is the oracle in
+//!   `tests/` (every length 0..=300 at every start offset 0..=63) and in the
+//!   fuzz targets.
+//!
+//! ```
+//! use keel_kernels::{agg, cpu::Level, Kernels};
+//!
+//! let v: Vec<i64> = (1..=1000).collect();
+//! assert_eq!(agg::sum(&v, None)?, 500_500);
+//! // The same kernel pinned to the scalar level, always available:
+//! let k = Kernels::at(Level::Scalar).unwrap();
+//! assert_eq!(k.sum(&v, None)?, 500_500);
+//! # Ok::<(), keel_kernels::Error>(())
+//! ```
+//!
+//! On aarch64, [`cpu::Level::Neon`] is detected, but kernels without a NEON
+//! leaf run their scalar twin there (each family's docs say which).
 #![no_std]
 
 #[cfg(feature = "alloc")]
@@ -8,3 +47,152 @@ extern crate alloc;
 extern crate std;
 
 pub mod cpu;
+
+pub(crate) mod arch;
+
+pub mod agg;
+pub mod bitmap;
+mod element;
+
+pub use element::Element;
+
+use cpu::Level;
+
+/// A handle for one dispatch level that the running CPU supports.
+///
+/// Its existence is the proof that the level's instructions are available:
+/// the only constructors are [`Kernels::at`] (checks support),
+/// [`Kernels::current`] (the cached level, always supported) and
+/// [`Kernels::scalar`]. Every kernel is a method on it.
+///
+/// ```
+/// use keel_kernels::{cpu::{self, Level}, Kernels};
+/// let k = Kernels::current();
+/// assert_eq!(k.level(), cpu::level());
+/// for k in Kernels::supported() {
+///     assert!(cpu::supported(k.level()));
+/// }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Kernels {
+    level: Level,
+}
+
+impl Kernels {
+    /// The kernels at `level`, or `None` if this CPU does not support it.
+    pub fn at(level: Level) -> Option<Kernels> {
+        cpu::supported(level).then_some(Kernels { level })
+    }
+
+    /// The kernels at [`cpu::level`], the level the free functions use.
+    #[inline]
+    pub fn current() -> Kernels {
+        // cpu::level() is clamped to detected support by construction.
+        Kernels {
+            level: cpu::level(),
+        }
+    }
+
+    /// The portable scalar kernels: the oracle, available everywhere.
+    pub const fn scalar() -> Kernels {
+        Kernels {
+            level: Level::Scalar,
+        }
+    }
+
+    /// Which level these kernels run.
+    pub const fn level(self) -> Level {
+        self.level
+    }
+
+    /// The kernels at every level this CPU supports, lowest first.
+    pub fn supported() -> impl Iterator<Item = Kernels> {
+        Level::ALL.into_iter().filter_map(Kernels::at)
+    }
+}
+
+/// Why a kernel refused its arguments. Kernels never panic on bad input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Two slices that must have the same length do not.
+    LengthMismatch {
+        /// Which argument is off.
+        what: &'static str,
+        /// The length it needed.
+        expected: usize,
+        /// The length it had.
+        actual: usize,
+    },
+    /// A bitmap (validity or output) has fewer `u64` words than its rows need.
+    BitmapTooShort {
+        /// Which bitmap.
+        what: &'static str,
+        /// Words needed: `rows.div_ceil(64)`.
+        needed: usize,
+        /// Words given.
+        actual: usize,
+    },
+    /// An output slice is too short for what the kernel must write.
+    OutputTooShort {
+        /// Which output.
+        what: &'static str,
+        /// Elements needed.
+        needed: usize,
+        /// Elements given.
+        actual: usize,
+    },
+    /// A parameter is outside its documented range.
+    InvalidArgument {
+        /// Which parameter and what it must be.
+        what: &'static str,
+    },
+}
+
+impl core::fmt::Display for Error {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Error::LengthMismatch {
+                what,
+                expected,
+                actual,
+            } => write!(f, "{what}: length {actual}, expected {expected}"),
+            Error::BitmapTooShort {
+                what,
+                needed,
+                actual,
+            } => write!(f, "{what}: {actual} words, need at least {needed}"),
+            Error::OutputTooShort {
+                what,
+                needed,
+                actual,
+            } => write!(f, "{what}: room for {actual}, need {needed}"),
+            Error::InvalidArgument { what } => write!(f, "invalid argument: {what}"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Words a bitmap of `rows` bits needs.
+#[inline]
+pub const fn bitmap_words(rows: usize) -> usize {
+    rows.div_ceil(64)
+}
+
+/// Checks that an optional bitmap covers `rows` bits.
+#[inline]
+pub(crate) fn check_bitmap(
+    what: &'static str,
+    rows: usize,
+    b: Option<&[u64]>,
+) -> Result<(), Error> {
+    match b {
+        Some(b) if b.len() < bitmap_words(rows) => Err(Error::BitmapTooShort {
+            what,
+            needed: bitmap_words(rows),
+            actual: b.len(),
+        }),
+        _ => Ok(()),
+    }
+}

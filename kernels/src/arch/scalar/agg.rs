@@ -1,0 +1,84 @@
+//! Scalar twins of the aggregates: the oracle every SIMD level must equal.
+//!
+//! Float sums follow the documented order of [`crate::agg::sum`]: lane
+//! `i % T::SUM_LANES` accumulates row `i`, then [`reduce_lanes`] folds the
+//! lanes pairwise. The SIMD leaves keep exactly this lane assignment, so every
+//! level returns the same bits.
+
+use crate::Element;
+
+/// Whether row `i` is valid under an optional bitmap (checked by the caller
+/// to cover the rows).
+#[inline(always)]
+pub(crate) fn is_valid(val: Option<&[u64]>, i: usize) -> bool {
+    match val {
+        None => true,
+        Some(b) => b[i / 64] >> (i % 64) & 1 == 1,
+    }
+}
+
+/// Adds rows `start..v.len()` into `acc[i % lanes]` (the documented order).
+#[inline]
+pub(crate) fn sum_into_lanes<T: Element>(
+    acc: &mut [T::Sum],
+    v: &[T],
+    start: usize,
+    val: Option<&[u64]>,
+) {
+    let lanes = T::SUM_LANES;
+    for (i, &x) in v.iter().enumerate().skip(start) {
+        if is_valid(val, i) {
+            let l = i % lanes;
+            acc[l] = T::sum_add(acc[l], x.widen());
+        }
+    }
+}
+
+/// Folds `acc[..lanes]` pairwise: `acc[j] += acc[j + w]` for `w` halving
+/// from `lanes / 2` to 1. `lanes` is a power of two.
+#[inline]
+pub(crate) fn reduce_lanes<T: Element>(acc: &mut [T::Sum]) -> T::Sum {
+    let mut w = T::SUM_LANES;
+    while w > 1 {
+        w /= 2;
+        for j in 0..w {
+            acc[j] = T::sum_add(acc[j], acc[j + w]);
+        }
+    }
+    acc[0]
+}
+
+/// Sum of the valid values (wrapping for integers, documented order for
+/// floats).
+pub(crate) fn sum<T: Element>(v: &[T], val: Option<&[u64]>) -> T::Sum {
+    let mut acc = [T::SUM_ZERO; 64];
+    sum_into_lanes::<T>(&mut acc, v, 0, val);
+    reduce_lanes::<T>(&mut acc)
+}
+
+/// `(min, max)` of the valid values in the min/max order; `MODE` bit 0 asks
+/// for the min, bit 1 for the max. Lanes not asked for, and an input without
+/// valid values, give `(GREATEST, LEAST)`.
+pub(crate) fn min_max<const MODE: u8, T: Element>(v: &[T], val: Option<&[u64]>) -> (T, T) {
+    let (mut mn, mut mx) = (T::GREATEST, T::LEAST);
+    for (i, &x) in v.iter().enumerate() {
+        if is_valid(val, i) {
+            if MODE & 1 != 0 && x.order_lt(mn) {
+                mn = x;
+            }
+            if MODE & 2 != 0 && mx.order_lt(x) {
+                mx = x;
+            }
+        }
+    }
+    (mn, mx)
+}
+
+/// Merges two partial `(min, max)` results in the min/max order.
+#[inline]
+pub(crate) fn merge<T: Element>(a: (T, T), b: (T, T)) -> (T, T) {
+    (
+        if b.0.order_lt(a.0) { b.0 } else { a.0 },
+        if a.1.order_lt(b.1) { b.1 } else { a.1 },
+    )
+}

@@ -1,0 +1,4 @@
+//! Portable scalar twins: the oracle every SIMD level is tested against.
+
+pub(crate) mod agg;
+pub(crate) mod bitmap;

@@ -1,0 +1,362 @@
+//! AVX2 aggregates. Rows go in blocks of 64 (one validity word); a full
+//! block with no nulls takes an unmasked path, other blocks mask lanes by
+//! expanding validity bits into lane masks. The tail (< 64 rows) runs the
+//! scalar twin with the same lane assignment, so results equal it bit for bit.
+
+use crate::Element;
+use crate::arch::scalar::agg as scalar;
+use core::arch::x86_64::*;
+
+/// Validity bits `w & 0xF` as a 4 x 64-bit lane mask (all ones = valid).
+#[inline(always)]
+unsafe fn mask4(w: u64) -> __m256i {
+    // SAFETY: plain AVX2 register ops; the enclosing leaf enables AVX2.
+    unsafe {
+        let bits = _mm256_setr_epi64x(1, 2, 4, 8);
+        let v = _mm256_and_si256(_mm256_set1_epi64x(w as i64), bits);
+        _mm256_cmpeq_epi64(v, bits)
+    }
+}
+
+/// Validity bits `w & 0xFF` as an 8 x 32-bit lane mask.
+#[inline(always)]
+unsafe fn mask8(w: u64) -> __m256i {
+    // SAFETY: plain AVX2 register ops; the enclosing leaf enables AVX2.
+    unsafe {
+        let bits = _mm256_setr_epi32(1, 2, 4, 8, 16, 32, 64, 128);
+        let v = _mm256_and_si256(_mm256_set1_epi32(w as i32), bits);
+        _mm256_cmpeq_epi32(v, bits)
+    }
+}
+
+#[inline(always)]
+fn word(val: Option<&[u64]>, b: usize) -> u64 {
+    match val {
+        Some(v) => v[b],
+        None => !0,
+    }
+}
+
+/// Integer sums: every source widens 4 rows into 4 x i64 lanes, added with
+/// wrapping (order cannot change a wrapping sum).
+macro_rules! int_sum {
+    ($name:ident, $t:ty, $sum:ty, |$p:ident| $load:expr) => {
+        /// Wrapping sum of the valid values.
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+            let full = v.len() / 64;
+            // SAFETY: every load reads 4 rows inside block `b < full`, so
+            // inside `v`; AVX2 is enabled on this leaf.
+            let simd = unsafe {
+                let mut acc = [_mm256_setzero_si256(); 4];
+                for b in 0..full {
+                    let w = word(val, b);
+                    let base = v.as_ptr().add(b * 64);
+                    if w == !0 {
+                        for j in 0..16 {
+                            let $p = base.add(4 * j);
+                            acc[j % 4] = _mm256_add_epi64(acc[j % 4], $load);
+                        }
+                    } else if w != 0 {
+                        for j in 0..16 {
+                            let $p = base.add(4 * j);
+                            let x = _mm256_and_si256($load, mask4(w >> (4 * j)));
+                            acc[j % 4] = _mm256_add_epi64(acc[j % 4], x);
+                        }
+                    }
+                }
+                let s = _mm256_add_epi64(
+                    _mm256_add_epi64(acc[0], acc[1]),
+                    _mm256_add_epi64(acc[2], acc[3]),
+                );
+                let mut lanes = [0i64; 4];
+                _mm256_storeu_si256(lanes.as_mut_ptr().cast(), s);
+                lanes.iter().fold(0i64, |a, &b| a.wrapping_add(b)) as $sum
+            };
+            let tail_val = val.map(|b| &b[full..]);
+            simd.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
+        }
+    };
+}
+
+int_sum!(sum_i64, i64, i64, |p| _mm256_loadu_si256(p.cast()));
+int_sum!(sum_u64, u64, u64, |p| _mm256_loadu_si256(p.cast()));
+int_sum!(sum_i32, i32, i64, |p| _mm256_cvtepi32_epi64(
+    _mm_loadu_si128(p.cast())
+));
+int_sum!(sum_u32, u32, u64, |p| _mm256_cvtepu32_epi64(
+    _mm_loadu_si128(p.cast())
+));
+
+/// Float sums in the documented order: `8` registers of `LANES` lanes each
+/// hold lanes `0..8 * LANES` (32 for f64, 64 for f32); vector `j` of a block
+/// goes to register `j % 8`, which is lane `row % (8 * LANES)`. Null lanes
+/// add `-0.0`, the exact additive identity.
+macro_rules! float_sum {
+    ($name:ident, $t:ty, $vec:ty, $lanes:expr, $setzero:ident, $set1:ident, $load:ident,
+     $add:ident, $blend:ident, $store:ident, $mask:ident, $cast:ident) => {
+        /// Sum of the valid values in the documented order.
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+            const L: usize = $lanes;
+            const PER_BLOCK: usize = 64 / L;
+            let full = v.len() / 64;
+            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            // SAFETY: loads read L rows inside block `b < full`; the store
+            // writes 8 * L <= 64 lanes into `lanes`; AVX2 is enabled.
+            unsafe {
+                let neg0 = $set1(-0.0);
+                let mut acc = [neg0; 8];
+                for b in 0..full {
+                    let w = word(val, b);
+                    let base = v.as_ptr().add(b * 64);
+                    if w == !0 {
+                        for j in 0..PER_BLOCK {
+                            let x = $load(base.add(L * j));
+                            acc[j % 8] = $add(acc[j % 8], x);
+                        }
+                    } else if w != 0 {
+                        for j in 0..PER_BLOCK {
+                            let x = $load(base.add(L * j));
+                            let m = $cast($mask(w >> (L * j)));
+                            acc[j % 8] = $add(acc[j % 8], $blend(neg0, x, m));
+                        }
+                    }
+                }
+                for (r, a) in acc.iter().enumerate() {
+                    $store(lanes.as_mut_ptr().add(r * L), *a);
+                }
+            }
+            scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, val);
+            scalar::reduce_lanes::<$t>(&mut lanes)
+        }
+    };
+}
+
+float_sum!(
+    sum_f64,
+    f64,
+    __m256d,
+    4,
+    _mm256_setzero_pd,
+    _mm256_set1_pd,
+    _mm256_loadu_pd,
+    _mm256_add_pd,
+    _mm256_blendv_pd,
+    _mm256_storeu_pd,
+    mask4,
+    _mm256_castsi256_pd
+);
+float_sum!(
+    sum_f32,
+    f32,
+    __m256,
+    8,
+    _mm256_setzero_ps,
+    _mm256_set1_ps,
+    _mm256_loadu_ps,
+    _mm256_add_ps,
+    _mm256_blendv_ps,
+    _mm256_storeu_ps,
+    mask8,
+    _mm256_castsi256_ps
+);
+
+// Min/max over order keys: each type maps to signed integer keys whose order
+// is the min/max order (identity for signed ints, sign flip for unsigned,
+// sign-magnitude fix-up for floats, as `total_cmp` does).
+
+#[inline(always)]
+unsafe fn min64(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe { _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(a, b)) }
+}
+#[inline(always)]
+unsafe fn max64(a: __m256i, b: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe { _mm256_blendv_epi8(a, b, _mm256_cmpgt_epi64(b, a)) }
+}
+#[inline(always)]
+unsafe fn key_i64(x: __m256i) -> __m256i {
+    x
+}
+#[inline(always)]
+unsafe fn key_u64(x: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe { _mm256_xor_si256(x, _mm256_set1_epi64x(i64::MIN)) }
+}
+#[inline(always)]
+unsafe fn key_f64(x: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe {
+        let neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
+        _mm256_xor_si256(x, _mm256_srli_epi64::<1>(neg))
+    }
+}
+#[inline(always)]
+unsafe fn key_i32(x: __m256i) -> __m256i {
+    x
+}
+#[inline(always)]
+unsafe fn key_u32(x: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe { _mm256_xor_si256(x, _mm256_set1_epi32(i32::MIN)) }
+}
+#[inline(always)]
+unsafe fn key_f32(x: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    unsafe { _mm256_xor_si256(x, _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(x))) }
+}
+
+/// Key back to the element (each key map is its own inverse on bits).
+macro_rules! unkey {
+    (i64, $k:expr) => {
+        $k
+    };
+    (u64, $k:expr) => {
+        ($k as u64) ^ (1 << 63)
+    };
+    (f64, $k:expr) => {
+        f64::from_bits(($k ^ (((($k) >> 63) as u64) >> 1) as i64) as u64)
+    };
+    (i32, $k:expr) => {
+        $k
+    };
+    (u32, $k:expr) => {
+        ($k as u32) ^ (1 << 31)
+    };
+    (f32, $k:expr) => {
+        f32::from_bits(($k ^ (((($k) >> 31) as u32) >> 1) as i32) as u32)
+    };
+}
+
+macro_rules! min_max {
+    ($name:ident, $t:tt, $k:ty, $lanes:expr, $key:ident, $mask:ident, $min:ident, $max:ident,
+     $set1:ident) => {
+        /// `(min, max)` of the valid values, as the scalar twin.
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
+            const L: usize = $lanes;
+            let full = v.len() / 64;
+            // SAFETY: loads read L rows inside block `b < full`; the stores
+            // write L lanes into arrays of L; AVX2 is enabled.
+            let simd = unsafe {
+                let hi = $set1(<$k>::MAX);
+                let lo = $set1(<$k>::MIN);
+                let (mut mn, mut mx) = ([hi; 2], [lo; 2]);
+                for b in 0..full {
+                    let w = word(val, b);
+                    let base = v.as_ptr().add(b * 64);
+                    if w == !0 {
+                        for j in 0..64 / L {
+                            let x = $key(_mm256_loadu_si256(base.add(L * j).cast()));
+                            if MODE & 1 != 0 {
+                                mn[j % 2] = $min(mn[j % 2], x);
+                            }
+                            if MODE & 2 != 0 {
+                                mx[j % 2] = $max(mx[j % 2], x);
+                            }
+                        }
+                    } else if w != 0 {
+                        for j in 0..64 / L {
+                            let x = $key(_mm256_loadu_si256(base.add(L * j).cast()));
+                            let m = $mask(w >> (L * j));
+                            if MODE & 1 != 0 {
+                                mn[j % 2] = $min(mn[j % 2], _mm256_blendv_epi8(hi, x, m));
+                            }
+                            if MODE & 2 != 0 {
+                                mx[j % 2] = $max(mx[j % 2], _mm256_blendv_epi8(lo, x, m));
+                            }
+                        }
+                    }
+                }
+                let (a, b) = ($min(mn[0], mn[1]), $max(mx[0], mx[1]));
+                let (mut ka, mut kb) = ([0 as $k; L], [0 as $k; L]);
+                _mm256_storeu_si256(ka.as_mut_ptr().cast(), a);
+                _mm256_storeu_si256(kb.as_mut_ptr().cast(), b);
+                let kmin = ka.iter().copied().fold(<$k>::MAX, <$k>::min);
+                let kmax = kb.iter().copied().fold(<$k>::MIN, <$k>::max);
+                (unkey!($t, kmin), unkey!($t, kmax))
+            };
+            let tail_val = val.map(|b| &b[full..]);
+            let tail = scalar::min_max::<MODE, $t>(&v[full * 64..], tail_val);
+            scalar::merge(simd, tail)
+        }
+    };
+}
+
+min_max!(
+    min_max_i64,
+    i64,
+    i64,
+    4,
+    key_i64,
+    mask4,
+    min64,
+    max64,
+    _mm256_set1_epi64x
+);
+min_max!(
+    min_max_u64,
+    u64,
+    i64,
+    4,
+    key_u64,
+    mask4,
+    min64,
+    max64,
+    _mm256_set1_epi64x
+);
+min_max!(
+    min_max_f64,
+    f64,
+    i64,
+    4,
+    key_f64,
+    mask4,
+    min64,
+    max64,
+    _mm256_set1_epi64x
+);
+min_max!(
+    min_max_i32,
+    i32,
+    i32,
+    8,
+    key_i32,
+    mask8,
+    _mm256_min_epi32,
+    _mm256_max_epi32,
+    _mm256_set1_epi32
+);
+min_max!(
+    min_max_u32,
+    u32,
+    i32,
+    8,
+    key_u32,
+    mask8,
+    _mm256_min_epi32,
+    _mm256_max_epi32,
+    _mm256_set1_epi32
+);
+min_max!(
+    min_max_f32,
+    f32,
+    i32,
+    8,
+    key_f32,
+    mask8,
+    _mm256_min_epi32,
+    _mm256_max_epi32,
+    _mm256_set1_epi32
+);

@@ -1,0 +1,4 @@
+//! AVX2 leaves. Every `#[target_feature]` here enables
+//! `avx2,bmi1,bmi2,popcnt,fma`, the set [`crate::cpu::Level::Avx2`] detects.
+
+pub(crate) mod agg;

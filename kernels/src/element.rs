@@ -1,0 +1,221 @@
+//! The column element types the kernels accept, and their per-type dispatch.
+
+use crate::Kernels;
+use core::fmt::Debug;
+
+pub(crate) mod private {
+    /// Proof that a call comes from inside this crate, after the safe layer
+    /// checked the arguments. Outside code cannot construct it.
+    #[derive(Clone, Copy)]
+    pub struct Token(pub(crate) ());
+}
+use private::Token;
+
+/// A column element type: `i64`, `i32`, `u64`, `u32`, `f64` or `f32`.
+///
+/// Sealed: its hidden methods are the per-type dispatch of the kernels and
+/// need a token only this crate can make. Order: integers by value; floats by
+/// [`f64::total_cmp`] for min/max (so `-0.0 < +0.0`, `NaN` above `+inf`,
+/// negative `NaN` below `-inf`) and by IEEE comparison in filters.
+pub trait Element: Copy + PartialOrd + Debug + Default + Send + Sync + 'static {
+    /// What [`crate::agg::sum`] returns: `i64` for `i32`/`i64`, `u64` for
+    /// `u32`/`u64` (both wrapping), `f64`/`f32` for floats.
+    type Sum: Copy + Debug + PartialEq + Default;
+    /// The type's name, as in Rust.
+    const NAME: &'static str;
+    /// The additive identity of [`Element::Sum`] that sums start from
+    /// (`-0.0` for floats, so a sum of `-0.0`s stays `-0.0`).
+    const SUM_ZERO: Self::Sum;
+    /// Independent accumulator lanes of the documented summation order
+    /// (see [`crate::agg::sum`]); 1 for integers, where order cannot matter.
+    const SUM_LANES: usize;
+    /// Smallest value in the min/max order (for floats: negative quiet NaN
+    /// with full payload, i.e. the least value under `total_cmp`).
+    const LEAST: Self;
+    /// Largest value in the min/max order (for floats: positive NaN with full
+    /// payload).
+    const GREATEST: Self;
+
+    /// Widens a value into the sum type.
+    fn widen(self) -> Self::Sum;
+    /// Adds in the sum type (wrapping for integers).
+    fn sum_add(a: Self::Sum, b: Self::Sum) -> Self::Sum;
+    /// `self < other` in the min/max order (total order for floats).
+    fn order_lt(self, other: Self) -> bool;
+    /// Bit-exact equality for floats (any NaN equals any NaN), `==` for
+    /// integers: what "equals its scalar twin" means in tests.
+    fn same(self, other: Self) -> bool;
+
+    #[doc(hidden)]
+    fn k_sum(t: Token, k: Kernels, v: &[Self], validity: Option<&[u64]>) -> Self::Sum;
+    #[doc(hidden)]
+    fn k_sum_checked(
+        t: Token,
+        k: Kernels,
+        v: &[Self],
+        validity: Option<&[u64]>,
+    ) -> Option<Self::Sum>;
+    /// Min and/or max (`MODE`: 1 min, 2 max, 3 both) over the valid values;
+    /// lanes not asked for, and an input without valid values, give
+    /// (`GREATEST`, `LEAST`).
+    #[doc(hidden)]
+    fn k_min_max(
+        t: Token,
+        k: Kernels,
+        mode: u8,
+        v: &[Self],
+        validity: Option<&[u64]>,
+    ) -> (Self, Self);
+}
+
+macro_rules! int_common {
+    ($t:ty, $sum:ty) => {
+        type Sum = $sum;
+        const NAME: &'static str = stringify!($t);
+        const SUM_ZERO: $sum = 0;
+        const SUM_LANES: usize = 1;
+        const LEAST: $t = <$t>::MIN;
+        const GREATEST: $t = <$t>::MAX;
+        #[inline(always)]
+        fn widen(self) -> $sum {
+            self as $sum
+        }
+        #[inline(always)]
+        fn sum_add(a: $sum, b: $sum) -> $sum {
+            a.wrapping_add(b)
+        }
+        #[inline(always)]
+        fn order_lt(self, other: $t) -> bool {
+            self < other
+        }
+        #[inline(always)]
+        fn same(self, other: $t) -> bool {
+            self == other
+        }
+    };
+}
+
+macro_rules! float_common {
+    ($t:ty, $bits:ty, $lanes:expr) => {
+        type Sum = $t;
+        const NAME: &'static str = stringify!($t);
+        const SUM_ZERO: $t = -0.0;
+        const SUM_LANES: usize = $lanes;
+        const LEAST: $t = <$t>::from_bits(!0);
+        const GREATEST: $t = <$t>::from_bits(!0 >> 1);
+        #[inline(always)]
+        fn widen(self) -> $t {
+            self
+        }
+        #[inline(always)]
+        fn sum_add(a: $t, b: $t) -> $t {
+            a + b
+        }
+        #[inline(always)]
+        fn order_lt(self, other: $t) -> bool {
+            self.total_cmp(&other).is_lt()
+        }
+        #[inline(always)]
+        fn same(self, other: $t) -> bool {
+            self.to_bits() == other.to_bits() || (self.is_nan() && other.is_nan())
+        }
+    };
+}
+
+/// Dispatches one kernel on the handle's level: `$scalar` is the twin, the
+/// x86-64 leaves live in `arch::x86_64::{avx2,avx512}::$fam`.
+macro_rules! dispatch {
+    ($k:expr, $scalar:expr, $avx2:expr, $avx512:expr, ($($arg:expr),*)) => {
+        match $k.level() {
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::Level::Avx2 => {
+                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
+                // AVX2 (Kernels::at checks, cpu::level clamps); the safe layer
+                // checked the lengths before it made the Token.
+                unsafe { $avx2($($arg),*) }
+            }
+            #[cfg(target_arch = "x86_64")]
+            $crate::cpu::Level::Avx512 => {
+                // SAFETY: as above, for AVX-512.
+                unsafe { $avx512($($arg),*) }
+            }
+            // Scalar, and NEON until it has leaves of its own.
+            _ => $scalar($($arg),*),
+        }
+    };
+}
+#[allow(unused_imports)] // used by the families as they move onto it
+pub(crate) use dispatch;
+
+/// Overflow-reporting sums: `wide` types widen into a sum type they cannot
+/// overflow below 2^32 rows (so the SIMD sum is exact); `exact` types add in
+/// `i128` (scalar); floats return their sum.
+macro_rules! checked {
+    (wide, $t:ident, $k:ident, $v:ident, $val:ident) => {
+        if ($v.len() as u64) < (1u64 << 32) {
+            Some(Self::k_sum($t, $k, $v, $val))
+        } else {
+            checked!(exact, $t, $k, $v, $val)
+        }
+    };
+    (exact, $t:ident, $k:ident, $v:ident, $val:ident) => {{
+        let _ = ($t, $k);
+        let mut s: i128 = 0;
+        for (i, &x) in $v.iter().enumerate() {
+            if crate::arch::scalar::agg::is_valid($val, i) {
+                s += x as i128;
+            }
+        }
+        Self::Sum::try_from(s).ok()
+    }};
+    (float, $t:ident, $k:ident, $v:ident, $val:ident) => {
+        Some(Self::k_sum($t, $k, $v, $val))
+    };
+}
+
+macro_rules! element {
+    ($t:ty, $common:ident!($($c:tt)*), $sum:ident, $mm:ident, $checked:ident) => {
+        impl Element for $t {
+            $common!($($c)*);
+            fn k_sum_checked(t: Token, k: Kernels, v: &[$t], val: Option<&[u64]>)
+                -> Option<Self::Sum> {
+                checked!($checked, t, k, v, val)
+            }
+            fn k_sum(_: Token, k: Kernels, v: &[$t], val: Option<&[u64]>) -> Self::Sum {
+                #[cfg(target_arch = "x86_64")]
+                use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                use crate::arch::scalar::agg as sc;
+                dispatch!(k, sc::sum, a2::$sum, a5::$sum, (v, val))
+            }
+            fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
+                #[cfg(target_arch = "x86_64")]
+                use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                use crate::arch::scalar::agg as sc;
+                match mode {
+                    1 => dispatch!(k, sc::min_max::<1, $t>, a2::$mm::<1>, a5::$mm::<1>, (v, val)),
+                    2 => dispatch!(k, sc::min_max::<2, $t>, a2::$mm::<2>, a5::$mm::<2>, (v, val)),
+                    _ => dispatch!(k, sc::min_max::<3, $t>, a2::$mm::<3>, a5::$mm::<3>, (v, val)),
+                }
+            }
+        }
+    };
+}
+
+element!(i64, int_common!(i64, i64), sum_i64, min_max_i64, exact);
+element!(u64, int_common!(u64, u64), sum_u64, min_max_u64, exact);
+element!(i32, int_common!(i32, i64), sum_i32, min_max_i32, wide);
+element!(u32, int_common!(u32, u64), sum_u32, min_max_u32, wide);
+element!(
+    f64,
+    float_common!(f64, u64, 32),
+    sum_f64,
+    min_max_f64,
+    float
+);
+element!(
+    f32,
+    float_common!(f32, u32, 64),
+    sum_f32,
+    min_max_f32,
+    float
+);

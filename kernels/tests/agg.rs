@@ -1,0 +1,121 @@
+//! Aggregates: every level equals the scalar twin on every length 0..=300 at
+//! every offset 0..=63, every data pattern and validity variant.
+
+mod common;
+use common::*;
+use keel_kernels::{Element, Error, Kernels, agg};
+
+fn check_type<T: Gen>(seed: u64)
+where
+    T::Sum: core::fmt::Debug,
+{
+    let s = Kernels::scalar();
+    let levels = simd_levels();
+    let mut cases = 0u64;
+    sweep::<T>(seed, |v, val, p, nulls| {
+        let want_sum = s.sum(v, val).unwrap();
+        let want = s.min_max(v, val).unwrap();
+        let want_min = s.min(v, val).unwrap();
+        let want_max = s.max(v, val).unwrap();
+        let want_count = s.count(v, val).unwrap();
+        // The scalar level agrees with itself across entry points.
+        assert_eq!(want.map(|m| m.0).is_some(), want_min.is_some());
+        for k in &levels {
+            let ctx = || format!("{} {} len {} {p:?} {nulls:?}", k.level(), T::NAME, v.len());
+            let got = k.sum(v, val).unwrap();
+            assert!(
+                sum_same::<T>(got, want_sum),
+                "sum {}: {got:?} != {want_sum:?}",
+                ctx()
+            );
+            let mm = k.min_max(v, val).unwrap();
+            assert!(
+                opt_same(mm.map(|m| m.0), want_min),
+                "min_max.0 {}: {mm:?} {want:?}",
+                ctx()
+            );
+            assert!(
+                opt_same(mm.map(|m| m.1), want_max),
+                "min_max.1 {}: {mm:?} {want:?}",
+                ctx()
+            );
+            let mn = k.min(v, val).unwrap();
+            assert!(
+                opt_same(mn, want_min),
+                "min {}: {mn:?} != {want_min:?}",
+                ctx()
+            );
+            let mx = k.max(v, val).unwrap();
+            assert!(
+                opt_same(mx, want_max),
+                "max {}: {mx:?} != {want_max:?}",
+                ctx()
+            );
+            assert_eq!(k.count(v, val).unwrap(), want_count, "count {}", ctx());
+        }
+        cases += 1;
+    });
+    assert!(cases > 0);
+}
+
+fn opt_same<T: Element>(a: Option<T>, b: Option<T>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same(b),
+        _ => false,
+    }
+}
+
+/// Sums compare bit for bit (floats: any NaN equals any NaN).
+fn sum_same<T: Element>(a: T::Sum, b: T::Sum) -> bool {
+    // Every Sum type is one of i64/u64/f64/f32; compare through Debug of
+    // the bits-equal form: NaN prints "NaN" regardless of payload.
+    a == b || format!("{a:?}") == format!("{b:?}")
+}
+
+#[test]
+fn i64_every_level_equals_scalar() {
+    check_type::<i64>(1);
+}
+#[test]
+fn u64_every_level_equals_scalar() {
+    check_type::<u64>(2);
+}
+#[test]
+fn i32_every_level_equals_scalar() {
+    check_type::<i32>(3);
+}
+#[test]
+fn u32_every_level_equals_scalar() {
+    check_type::<u32>(4);
+}
+#[test]
+fn f64_every_level_equals_scalar() {
+    check_type::<f64>(5);
+}
+#[test]
+fn f32_every_level_equals_scalar() {
+    check_type::<f32>(6);
+}
+
+#[test]
+fn short_validity_is_an_error() {
+    let v = [1i64; 65];
+    let e = agg::sum(&v, Some(&[!0])).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::BitmapTooShort {
+                needed: 2,
+                actual: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    for k in Kernels::supported() {
+        assert!(k.min_max(&v, Some(&[!0])).is_err());
+        assert!(k.count(&v, Some(&[])).is_err());
+        assert!(k.sum_checked(&v, Some(&[])).is_err());
+    }
+}
