@@ -47,17 +47,24 @@ impl Sysfs {
     /// sysfs attributes without a value are).
     pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
         match fs::read(self.path(rel)) {
-            Ok(bytes) => match String::from_utf8(bytes) {
-                Ok(s) => Ok(Some(s)),
-                Err(e) => Err(TopologyError::Parse {
-                    path: self.shown(rel),
-                    error: ParseError::new(
-                        "text",
-                        &String::from_utf8_lossy(e.as_bytes()),
-                        "not UTF-8",
-                    ),
-                }),
-            },
+            Ok(mut bytes) => {
+                // Some kernels (and captures of them) end attributes with a
+                // NUL; like C readers, the text stops there.
+                if let Some(nul) = bytes.iter().position(|&b| b == 0) {
+                    bytes.truncate(nul);
+                }
+                match String::from_utf8(bytes) {
+                    Ok(s) => Ok(Some(s)),
+                    Err(e) => Err(TopologyError::Parse {
+                        path: self.shown(rel),
+                        error: ParseError::new(
+                            "text",
+                            &String::from_utf8_lossy(e.as_bytes()),
+                            "not UTF-8",
+                        ),
+                    }),
+                }
+            }
             Err(e) => match e.kind() {
                 io::ErrorKind::NotFound
                 | io::ErrorKind::NotADirectory
@@ -202,7 +209,11 @@ pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
         AffinitySource::None => None,
         AffinitySource::Set(s) => Some(s),
     };
-    if let Some(set) = cg.cpuset(&fs)? {
+    if let Some(mems) = cg.cpuset(&fs, "mems")? {
+        raw.numa_nodes
+            .retain(|n| mems.contains(n.os_index as usize));
+    }
+    if let Some(set) = cg.cpuset(&fs, "cpus")? {
         allowed = Some(match allowed {
             Some(a) => a.and(&set),
             None => set,
@@ -342,35 +353,171 @@ fn read_caches(fs: &Sysfs, topo: &CpuSet, raw: &mut Raw) -> Res<()> {
 }
 
 fn read_numa(fs: &Sysfs, online: &CpuSet, raw: &mut Raw) -> Res<()> {
-    let ids = fs.numbered(NODE_DIR, "node");
-    let mut nodes: Vec<NumaNode> = Vec::new();
-    for n in ids {
+    let ids: Vec<usize> = match fs.cpulist(&format!("{NODE_DIR}/online"))? {
+        Some(s) => s.iter().collect(),
+        None => fs.numbered(NODE_DIR, "node"),
+    };
+    // NUMA nodes backed by NVIDIA GPU memory are not CPU-local memory.
+    let gpu_nodes = gpu_numa_nodes(fs)?;
+    // (os index, cpus, memory); cpus as sysfs gives them, then fixed below.
+    let mut nodes: Vec<(usize, CpuSet, u64)> = Vec::new();
+    for &n in &ids {
         let d = format!("{NODE_DIR}/node{n}");
-        let cpus = match fs.cpumask(&format!("{d}/cpumap"))? {
-            Some(s) => s,
-            None => fs.cpulist(&format!("{d}/cpulist"))?.unwrap_or_default(),
+        let Some(cpus) = fs.cpumask(&format!("{d}/cpumap"))? else {
+            continue;
         };
+        let cpus = cpus.and(online);
+        if gpu_nodes.contains(n) {
+            continue;
+        }
+        // A buggy BIOS repeats CPUs across nodes: like hwloc, keep the
+        // first node and drop the repeats. A node nested in another (a
+        // memory tier spanning several) is kept.
+        let clash = nodes.iter().any(|(_, c, _)| {
+            c.intersects(&cpus) && (c == &cpus || !(c.is_subset(&cpus) || cpus.is_subset(c)))
+        });
+        if clash {
+            continue;
+        }
         let memory_bytes = fs
             .parsed(&format!("{d}/meminfo"), parse::parse_meminfo_total)?
             .unwrap_or(0);
-        nodes.push(NumaNode {
+        nodes.push((n, cpus, memory_bytes));
+    }
+    // CPU-less nodes take the CPUs of their HMAT initiators, else of the
+    // nodes nearest in the distance matrix (hwloc's locality fixup).
+    let dist = distances(fs, &ids)?;
+    for i in 0..nodes.len() {
+        if !nodes[i].1.is_empty() {
+            continue;
+        }
+        let n = nodes[i].0;
+        let mut fixed = CpuSet::new();
+        let mut found_initiators = false;
+        for acc in ["access1", "access0"] {
+            let dir = format!("{NODE_DIR}/node{n}/{acc}/initiators");
+            if !fs.exists(&dir) {
+                continue;
+            }
+            found_initiators = true;
+            for m in fs.numbered(&dir, "node") {
+                if m != n {
+                    if let Some((_, c, _)) = nodes.iter().find(|(o, _, _)| *o == m) {
+                        fixed = fixed.or(c);
+                    }
+                }
+            }
+            break;
+        }
+        if (!found_initiators || fixed.is_empty()) && !dist.is_empty() {
+            fixed = nearest_cpus(&nodes, &ids, &dist, i);
+        }
+        nodes[i].1 = fixed;
+    }
+    raw.numa_nodes = nodes
+        .into_iter()
+        .map(|(n, cpus, memory_bytes)| NumaNode {
             os_index: u32::try_from(n).unwrap_or(u32::MAX),
             cpus: cpus.and(online),
             memory_bytes,
-        });
-    }
-    if nodes.is_empty() {
+        })
+        .collect();
+    if raw.numa_nodes.is_empty() {
         let memory_bytes = fs
             .parsed("proc/meminfo", parse::parse_meminfo_total)?
             .unwrap_or(0);
-        nodes.push(NumaNode {
+        raw.numa_nodes.push(NumaNode {
             os_index: 0,
             cpus: online.clone(),
             memory_bytes,
         });
     }
-    raw.numa_nodes = nodes;
     Ok(())
+}
+
+/// The node numbers that `proc/driver/nvidia/gpus/*/numa_status` names.
+fn gpu_numa_nodes(fs: &Sysfs) -> Res<CpuSet> {
+    let mut set = CpuSet::new();
+    let Ok(dir) = std::fs::read_dir(fs.path("proc/driver/nvidia/gpus")) else {
+        return Ok(set);
+    };
+    for e in dir.filter_map(|e| e.ok()) {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if let Some(t) = fs.text(&format!("proc/driver/nvidia/gpus/{name}/numa_status"))? {
+            if let Some(rest) = t.split("Node:").nth(1) {
+                let v = rest.split_whitespace().next().unwrap_or("");
+                if let Ok(n) = parse::parse_uint(v) {
+                    if n as usize <= parse::MAX_CPU {
+                        set.insert(n as usize);
+                    }
+                }
+            }
+        }
+    }
+    Ok(set)
+}
+
+/// The node distance matrix, row per node in `ids` order; empty when any
+/// row is missing or of the wrong width.
+fn distances(fs: &Sysfs, ids: &[usize]) -> Res<Vec<Vec<u64>>> {
+    let mut rows = Vec::with_capacity(ids.len());
+    for n in ids {
+        let path = format!("{NODE_DIR}/node{n}/distance");
+        let Some(t) = fs.text(&path)? else {
+            return Ok(Vec::new());
+        };
+        let row: Result<Vec<u64>, _> = t.split_whitespace().map(parse::parse_uint).collect();
+        let row = row.map_err(|error| TopologyError::Parse {
+            path: fs.shown(&path),
+            error,
+        })?;
+        if row.len() != ids.len() {
+            return Ok(Vec::new());
+        }
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+fn nearest_cpus(
+    nodes: &[(usize, CpuSet, u64)],
+    ids: &[usize],
+    dist: &[Vec<u64>],
+    i: usize,
+) -> CpuSet {
+    let Some(row_i) = ids.iter().position(|&n| n == nodes[i].0) else {
+        return CpuSet::new();
+    };
+    let row = &dist[row_i];
+    let mut min = u64::MAX;
+    let mut nb = 0;
+    for (j, node) in nodes.iter().enumerate() {
+        if j == i {
+            continue;
+        }
+        let Some(col) = ids.iter().position(|&n| n == node.0) else {
+            continue;
+        };
+        match row[col].cmp(&min) {
+            core::cmp::Ordering::Less => {
+                min = row[col];
+                nb = 1;
+            }
+            core::cmp::Ordering::Equal => nb += 1,
+            core::cmp::Ordering::Greater => {}
+        }
+    }
+    if min == u64::MAX || min <= row[row_i] || nb + 1 == nodes.len() {
+        return CpuSet::new();
+    }
+    let mut set = CpuSet::new();
+    for (j, node) in nodes.iter().enumerate() {
+        let col = ids.iter().position(|&n| n == node.0);
+        if j != i && col.is_some_and(|c| row[c] == min) {
+            set = set.or(&node.1);
+        }
+    }
+    set
 }
 
 /// One `processor` entry of `/proc/cpuinfo`.
@@ -443,11 +590,20 @@ fn read_kinds(fs: &Sysfs, online: &CpuSet, _info: &CpuInfo) -> Res<Vec<CoreKind>
 struct Cgroups {
     /// cgroup v2: mount point (relative to the root) and the process's path.
     v2: Option<(String, String)>,
-    /// v1 cpuset: mount point, path, and whether files lack the `cpuset.`
-    /// prefix (the legacy `cpuset` filesystem or `noprefix`).
-    cpuset_v1: Option<(String, String, bool)>,
     /// v1 cpu controller: mount point and path.
     cpu_v1: Option<(String, String)>,
+    /// Where the cpuset is read: mount, path and file naming.
+    cpuset: Option<(String, String, CpusetFlavor)>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CpusetFlavor {
+    /// cgroup v2: `cpuset.cpus.effective`.
+    V2,
+    /// cgroup v1: `cpuset.cpus`.
+    V1,
+    /// The cpuset filesystem or v1 `noprefix`: `cpus`.
+    Legacy,
 }
 
 struct Mount {
@@ -522,7 +678,7 @@ impl Cgroups {
         let has_opt = |m: &Mount, o: &str| m.opts.split(',').any(|x| x == o);
         // The process's paths: v2 (`0::/p`), v1 per controller.
         let mut v2_path = None;
-        let mut cpuset_path = None;
+        let mut first_cpuset_line: Option<String> = None;
         let mut cpu_path = None;
         if let Some(text) = fs.text("proc/self/cgroup")? {
             for line in text.lines() {
@@ -533,11 +689,14 @@ impl Cgroups {
                 if ctrls.is_empty() {
                     v2_path = Some(path.to_string());
                 }
+                if first_cpuset_line.is_none()
+                    && (ctrls.is_empty() || ctrls.split(',').any(|c| c == "cpuset"))
+                {
+                    first_cpuset_line = Some(path.to_string());
+                }
                 for c in ctrls.split(',') {
-                    match c {
-                        "cpuset" => cpuset_path = Some(path.to_string()),
-                        "cpu" => cpu_path = Some(path.to_string()),
-                        _ => {}
+                    if c == "cpu" {
+                        cpu_path = Some(path.to_string());
                     }
                 }
             }
@@ -558,8 +717,8 @@ impl Cgroups {
         };
         let mut cg = Cgroups {
             v2: None,
-            cpuset_v1: None,
             cpu_v1: None,
+            cpuset: None,
         };
         for m in &mounts {
             match m.fstype.as_str() {
@@ -568,27 +727,58 @@ impl Cgroups {
                         cg.v2 = Some(rel(m, p));
                     }
                 }
-                "cpuset" if cg.cpuset_v1.is_none() => {
-                    if let Some(p) = legacy.as_ref().or(cpuset_path.as_ref()) {
-                        let (a, b) = rel(m, p);
-                        cg.cpuset_v1 = Some((a, b, true));
-                    }
-                }
-                "cgroup" => {
-                    if has_opt(m, "cpuset") && cg.cpuset_v1.is_none() {
-                        if let Some(p) = cpuset_path.as_ref().or(legacy.as_ref()) {
-                            let (a, b) = rel(m, p);
-                            cg.cpuset_v1 = Some((a, b, has_opt(m, "noprefix")));
-                        }
-                    }
-                    if has_opt(m, "cpu") && cg.cpu_v1.is_none() {
-                        if let Some(p) = &cpu_path {
-                            cg.cpu_v1 = Some(rel(m, p));
-                        }
+                "cgroup" if has_opt(m, "cpu") && cg.cpu_v1.is_none() => {
+                    if let Some(p) = &cpu_path {
+                        cg.cpu_v1 = Some(rel(m, p));
                     }
                 }
                 _ => {}
             }
+        }
+        // The cpuset's path: the legacy file, else the first v1 cpuset or
+        // v2 line (hwloc_read_linux_cgroup_name); its mount: the standard
+        // places first, then the mount table.
+        let Some(name) = legacy.or(first_cpuset_line) else {
+            return Ok(cg);
+        };
+        let std_mounts = [
+            (
+                "sys/fs/cgroup/cpuset.cpus.effective",
+                "/sys/fs/cgroup",
+                CpusetFlavor::V2,
+            ),
+            (
+                "sys/fs/cgroup/cpuset/cpuset.cpus",
+                "/sys/fs/cgroup/cpuset",
+                CpusetFlavor::V1,
+            ),
+            ("dev/cpuset/cpus", "/dev/cpuset", CpusetFlavor::Legacy),
+        ];
+        for (probe, mnt, flavor) in std_mounts {
+            if fs.exists(probe) {
+                cg.cpuset = Some((mnt.to_string(), name, flavor));
+                return Ok(cg);
+            }
+        }
+        for m in &mounts {
+            let flavor = match m.fstype.as_str() {
+                "cgroup2" => {
+                    let ctrls = fs
+                        .text(&format!("{}/cgroup.controllers", m.point))?
+                        .unwrap_or_default();
+                    if !ctrls.split_whitespace().any(|c| c == "cpuset") {
+                        continue;
+                    }
+                    CpusetFlavor::V2
+                }
+                "cpuset" => CpusetFlavor::Legacy,
+                "cgroup" if has_opt(m, "cpuset") && has_opt(m, "noprefix") => CpusetFlavor::Legacy,
+                "cgroup" if has_opt(m, "cpuset") => CpusetFlavor::V1,
+                _ => continue,
+            };
+            let (a, b) = rel(m, &name);
+            cg.cpuset = Some((a, b, flavor));
+            break;
         }
         Ok(cg)
     }
@@ -605,22 +795,20 @@ impl Cgroups {
         }
     }
 
-    fn cpuset(&self, fs: &Sysfs) -> Res<Option<CpuSet>> {
-        if let Some((m, p)) = &self.v2 {
-            let d = Self::dir(fs, m, p);
-            if let Some(s) = fs.cpulist(&format!("{d}/cpuset.cpus.effective"))? {
-                return Ok(Some(s));
-            }
-        }
-        if let Some((m, p, noprefix)) = &self.cpuset_v1 {
-            let d = Self::dir(fs, m, p);
-            let f = if *noprefix { "cpus" } else { "cpuset.cpus" };
-            // An empty v1 `cpus` means "not configured", not "no CPU".
-            if let Some(s) = fs.cpulist(&format!("{d}/{f}"))? {
-                return Ok(Some(s));
-            }
-        }
-        Ok(None)
+    /// The cgroup's CPUs (`cpus`) or memory nodes (`mems`), when a
+    /// cpuset applies.
+    fn cpuset(&self, fs: &Sysfs, attr: &str) -> Res<Option<CpuSet>> {
+        let Some((m, p, flavor)) = &self.cpuset else {
+            return Ok(None);
+        };
+        let d = Self::dir(fs, m, p);
+        let file = match flavor {
+            CpusetFlavor::V2 => format!("{d}/cpuset.{attr}.effective"),
+            CpusetFlavor::V1 => format!("{d}/cpuset.{attr}"),
+            CpusetFlavor::Legacy => format!("{d}/{attr}"),
+        };
+        // An empty file means "not configured", not "nothing allowed".
+        fs.cpulist(&file)
     }
 
     /// The tightest quota along the path from the process's cgroup to the
