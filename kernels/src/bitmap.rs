@@ -1,14 +1,82 @@
 //! Bitmaps of `u64` words: bit `i % 64` of word `i / 64` is row `i`.
-//! And, or, and-not, popcount, and bitmap to selected row indices.
+//! In-place and, or, and-not; popcount of the first `rows` bits; and the
+//! selection vector (indices of set bits).
+//!
+//! ```
+//! use keel_kernels::bitmap;
+//! let mut a = [0b1111u64];
+//! bitmap::and(&mut a, &[0b0110])?;
+//! bitmap::or(&mut a, &[0b1000_0000])?;
+//! bitmap::andnot(&mut a, &[0b0010])?;
+//! assert_eq!(a, [0b1000_0100]);
+//! assert_eq!(bitmap::popcount(&a, 8)?, 2);
+//! let mut rows = [0u32; 8];
+//! assert_eq!(bitmap::select_into(&a, 8, &mut rows)?, 2);
+//! assert_eq!(&rows[..2], &[2, 7]);
+//! # Ok::<(), keel_kernels::Error>(())
+//! ```
 
-use crate::{Error, Kernels, bitmap_words};
+use crate::{Error, Kernels, bitmap_words, check_bitmap};
+
+/// The operations [`Kernels::bitmap_op`] applies word by word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    And,
+    Or,
+    AndNot,
+}
+
+fn check_pair(dst: &[u64], src: &[u64]) -> Result<(), Error> {
+    if dst.len() != src.len() {
+        return Err(Error::LengthMismatch {
+            what: "source bitmap",
+            expected: dst.len(),
+            actual: src.len(),
+        });
+    }
+    Ok(())
+}
 
 impl Kernels {
+    fn bitmap_op(self, op: Op, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+        check_pair(dst, src)?;
+        use crate::arch::scalar::bitmap as sc;
+        #[cfg(target_arch = "x86_64")]
+        use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
+        match op {
+            Op::And => crate::element::dispatch!(self, sc::and, a2::and, a5::and, (dst, src)),
+            Op::Or => crate::element::dispatch!(self, sc::or, a2::or, a5::or, (dst, src)),
+            Op::AndNot => {
+                crate::element::dispatch!(self, sc::andnot, a2::andnot, a5::andnot, (dst, src))
+            }
+        }
+        Ok(())
+    }
+
+    /// [`and`] at this level.
+    pub fn and(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+        self.bitmap_op(Op::And, dst, src)
+    }
+
+    /// [`or`] at this level.
+    pub fn or(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+        self.bitmap_op(Op::Or, dst, src)
+    }
+
+    /// [`andnot`] at this level.
+    pub fn andnot(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+        self.bitmap_op(Op::AndNot, dst, src)
+    }
+
     /// Popcount of the first `rows` bits; the caller checked the words cover
     /// them.
     pub(crate) fn popcount_unchecked(self, words: &[u64], rows: usize) -> usize {
+        use crate::arch::scalar::bitmap as sc;
+        #[cfg(target_arch = "x86_64")]
+        use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
         let full = rows / 64;
-        let mut n = crate::arch::scalar::bitmap::popcount(&words[..full]);
+        let w = &words[..full];
+        let mut n = crate::element::dispatch!(self, sc::popcount, a2::popcount, a5::popcount, (w));
         if !rows.is_multiple_of(64) {
             n += (words[full] & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
         }
@@ -17,23 +85,81 @@ impl Kernels {
 
     /// [`popcount`] at this level.
     pub fn popcount(self, words: &[u64], rows: usize) -> Result<usize, Error> {
-        crate::check_bitmap("bitmap", rows, Some(words))?;
+        check_bitmap("bitmap", rows, Some(words))?;
         Ok(self.popcount_unchecked(words, rows))
     }
+
+    /// [`select_into`] at this level.
+    pub fn select_into(self, words: &[u64], rows: usize, out: &mut [u32]) -> Result<usize, Error> {
+        check_bitmap("bitmap", rows, Some(words))?;
+        if rows > u32::MAX as usize + 1 {
+            return Err(Error::InvalidArgument {
+                what: "rows: selection vectors index with u32, so at most 2^32 rows",
+            });
+        }
+        let set = self.popcount_unchecked(words, rows);
+        if out.len() < set {
+            return Err(Error::OutputTooShort {
+                what: "selection vector",
+                needed: set,
+                actual: out.len(),
+            });
+        }
+        let w = &words[..bitmap_words(rows)];
+        use crate::arch::scalar::bitmap as sc;
+        #[cfg(target_arch = "x86_64")]
+        use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
+        Ok(crate::element::dispatch!(
+            self,
+            sc::select,
+            a2::select,
+            a5::select,
+            (w, rows, out)
+        ))
+    }
+
+    /// [`select`] at this level.
+    #[cfg(feature = "alloc")]
+    pub fn select(self, words: &[u64], rows: usize) -> Result<alloc::vec::Vec<u32>, Error> {
+        check_bitmap("bitmap", rows, Some(words))?;
+        let mut out = alloc::vec![0u32; self.popcount_unchecked(words, rows)];
+        let n = self.select_into(words, rows, &mut out)?;
+        debug_assert_eq!(n, out.len());
+        Ok(out)
+    }
+}
+
+/// `dst[i] &= src[i]`. Errors if the lengths differ.
+pub fn and(dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+    Kernels::current().and(dst, src)
+}
+
+/// `dst[i] |= src[i]`. Errors if the lengths differ.
+pub fn or(dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+    Kernels::current().or(dst, src)
+}
+
+/// `dst[i] &= !src[i]`. Errors if the lengths differ.
+pub fn andnot(dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
+    Kernels::current().andnot(dst, src)
 }
 
 /// Number of set bits among the first `rows` bits of `words`. Errors if
 /// `words` has fewer than `rows.div_ceil(64)` words.
-///
-/// ```
-/// assert_eq!(keel_kernels::bitmap::popcount(&[u64::MAX, 0b111], 66)?, 66);
-/// # Ok::<(), keel_kernels::Error>(())
-/// ```
 pub fn popcount(words: &[u64], rows: usize) -> Result<usize, Error> {
     Kernels::current().popcount(words, rows)
 }
 
-/// Words a bitmap of `rows` bits needs (re-exported for convenience).
-pub const fn words_for(rows: usize) -> usize {
-    bitmap_words(rows)
+/// Writes the indices of the set bits among the first `rows` bits, in
+/// increasing order, to the front of `out`, and returns how many. Errors if
+/// `words` is too short, `out` has less room than the set bits, or `rows`
+/// exceeds 2^32.
+pub fn select_into(words: &[u64], rows: usize, out: &mut [u32]) -> Result<usize, Error> {
+    Kernels::current().select_into(words, rows, out)
+}
+
+/// [`select_into`] into a vector of exactly the set bits.
+#[cfg(feature = "alloc")]
+pub fn select(words: &[u64], rows: usize) -> Result<alloc::vec::Vec<u32>, Error> {
+    Kernels::current().select(words, rows)
 }

@@ -55,6 +55,17 @@ pub trait Element: Copy + PartialOrd + Debug + Default + Send + Sync + 'static {
         v: &[Self],
         validity: Option<&[u64]>,
     ) -> Option<Self::Sum>;
+    /// Filter into `out` (exactly the words the rows need), `and`ing if
+    /// asked.
+    #[doc(hidden)]
+    fn k_filter(
+        t: Token,
+        k: Kernels,
+        pred: crate::filter::Predicate<Self>,
+        v: &[Self],
+        out: &mut [u64],
+        and: bool,
+    );
     /// Min and/or max (`MODE`: 1 min, 2 max, 3 both) over the valid values;
     /// lanes not asked for, and an input without valid values, give
     /// (`GREATEST`, `LEAST`).
@@ -174,7 +185,7 @@ macro_rules! checked {
 }
 
 macro_rules! element {
-    ($t:ty, $common:ident!($($c:tt)*), $sum:ident, $mm:ident, $checked:ident) => {
+    ($t:ty, $common:ident!($($c:tt)*), $sum:ident, $mm:ident, $checked:ident, $filter:ident) => {
         impl Element for $t {
             $common!($($c)*);
             fn k_sum_checked(t: Token, k: Kernels, v: &[$t], val: Option<&[u64]>)
@@ -186,6 +197,46 @@ macro_rules! element {
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
                 use crate::arch::scalar::agg as sc;
                 dispatch!(k, sc::sum, a2::$sum, a5::$sum, (v, val))
+            }
+            fn k_filter(
+                _: Token,
+                k: Kernels,
+                pred: crate::filter::Predicate<$t>,
+                v: &[$t],
+                out: &mut [u64],
+                and: bool,
+            ) {
+                #[cfg(target_arch = "x86_64")]
+                use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
+                use crate::arch::scalar::filter as sc;
+                let (op, c1, c2) = pred.code();
+                macro_rules! arm {
+                    ($o:literal, $a:literal) => {
+                        dispatch!(
+                            k,
+                            sc::filter_code::<$o, $a, $t>,
+                            a2::$filter::<$o, $a>,
+                            a5::$filter::<$o, $a>,
+                            (v, c1, c2, out)
+                        )
+                    };
+                }
+                match (op, and) {
+                    (0, false) => arm!(0, false),
+                    (1, false) => arm!(1, false),
+                    (2, false) => arm!(2, false),
+                    (3, false) => arm!(3, false),
+                    (4, false) => arm!(4, false),
+                    (5, false) => arm!(5, false),
+                    (_, false) => arm!(6, false),
+                    (0, true) => arm!(0, true),
+                    (1, true) => arm!(1, true),
+                    (2, true) => arm!(2, true),
+                    (3, true) => arm!(3, true),
+                    (4, true) => arm!(4, true),
+                    (5, true) => arm!(5, true),
+                    (_, true) => arm!(6, true),
+                }
             }
             fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
                 #[cfg(target_arch = "x86_64")]
@@ -201,21 +252,51 @@ macro_rules! element {
     };
 }
 
-element!(i64, int_common!(i64, i64), sum_i64, min_max_i64, exact);
-element!(u64, int_common!(u64, u64), sum_u64, min_max_u64, exact);
-element!(i32, int_common!(i32, i64), sum_i32, min_max_i32, wide);
-element!(u32, int_common!(u32, u64), sum_u32, min_max_u32, wide);
+element!(
+    i64,
+    int_common!(i64, i64),
+    sum_i64,
+    min_max_i64,
+    exact,
+    filter_i64
+);
+element!(
+    u64,
+    int_common!(u64, u64),
+    sum_u64,
+    min_max_u64,
+    exact,
+    filter_u64
+);
+element!(
+    i32,
+    int_common!(i32, i64),
+    sum_i32,
+    min_max_i32,
+    wide,
+    filter_i32
+);
+element!(
+    u32,
+    int_common!(u32, u64),
+    sum_u32,
+    min_max_u32,
+    wide,
+    filter_u32
+);
 element!(
     f64,
     float_common!(f64, u64, 32),
     sum_f64,
     min_max_f64,
-    float
+    float,
+    filter_f64
 );
 element!(
     f32,
     float_common!(f32, u32, 64),
     sum_f32,
     min_max_f32,
-    float
+    float,
+    filter_f32
 );

@@ -53,6 +53,7 @@ pub(crate) mod arch;
 pub mod agg;
 pub mod bitmap;
 mod element;
+pub mod filter;
 
 pub use element::Element;
 

@@ -1,6 +1,46 @@
 //! Scalar twins of the bitmap kernels.
 
+/// `dst[i] &= src[i]` (equal lengths, checked by the caller).
+#[inline(always)]
+pub(crate) fn and(dst: &mut [u64], src: &[u64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d &= s);
+}
+
+/// `dst[i] |= src[i]`.
+#[inline(always)]
+pub(crate) fn or(dst: &mut [u64], src: &[u64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d |= s);
+}
+
+/// `dst[i] &= !src[i]`.
+#[inline(always)]
+pub(crate) fn andnot(dst: &mut [u64], src: &[u64]) {
+    dst.iter_mut().zip(src).for_each(|(d, s)| *d &= !s);
+}
+
 /// Set bits in all of `words`.
+#[inline(always)]
 pub(crate) fn popcount(words: &[u64]) -> usize {
     words.iter().map(|w| w.count_ones() as usize).sum()
+}
+
+/// Indices of the set bits among the first `rows` bits of `words` (which
+/// has exactly `rows.div_ceil(64)` words) into `out` (room checked by the
+/// caller); returns how many.
+#[inline(always)]
+pub(crate) fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
+    let mut n = 0;
+    for (i, &w) in words.iter().enumerate() {
+        let mut w = w;
+        if (i + 1) * 64 > rows {
+            w &= (1u64 << (rows % 64)).wrapping_sub(1);
+        }
+        let base = (i * 64) as u32;
+        while w != 0 {
+            out[n] = base + w.trailing_zeros();
+            n += 1;
+            w &= w - 1;
+        }
+    }
+    n
 }

@@ -2,3 +2,4 @@
 
 pub(crate) mod agg;
 pub(crate) mod bitmap;
+pub(crate) mod filter;

@@ -2,3 +2,5 @@
 //! `avx2,bmi1,bmi2,popcnt,fma`, the set [`crate::cpu::Level::Avx2`] detects.
 
 pub(crate) mod agg;
+pub(crate) mod bitmap;
+pub(crate) mod filter;

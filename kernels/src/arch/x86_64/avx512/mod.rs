@@ -3,3 +3,5 @@
 //! [`crate::cpu::Level::Avx512`] detects.
 
 pub(crate) mod agg;
+pub(crate) mod bitmap;
+pub(crate) mod filter;

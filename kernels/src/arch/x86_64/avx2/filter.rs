@@ -1,0 +1,149 @@
+//! AVX2 filters: 64 rows per output word; each vector's comparison mask
+//! becomes 4 or 8 bits through `movemask`. Integers compare through `eq` and
+//! signed `gt` (unsigned types flip the sign bit first); the other operators
+//! are those with operands swapped or the bits inverted. Floats use ordered
+//! compares (unordered for `!=`), as IEEE and the scalar twin do. The tail
+//! (< 64 rows) runs the scalar twin.
+
+use crate::arch::scalar::filter as scalar;
+use core::arch::x86_64::*;
+
+#[inline(always)]
+unsafe fn mm64(m: __m256i) -> u32 {
+    // SAFETY: AVX register op, enabled by the enclosing leaf.
+    unsafe { _mm256_movemask_pd(_mm256_castsi256_pd(m)) as u32 }
+}
+#[inline(always)]
+unsafe fn mm32(m: __m256i) -> u32 {
+    // SAFETY: AVX register op, enabled by the enclosing leaf.
+    unsafe { _mm256_movemask_ps(_mm256_castsi256_ps(m)) as u32 }
+}
+
+/// Predicate bits for integer keys: `$eq`/`$gt` compare, `$mm` packs,
+/// `$all` is the lane-count mask used to invert.
+macro_rules! int_bits {
+    ($name:ident, $eq:ident, $gt:ident, $mm:ident, $all:expr) => {
+        #[inline(always)]
+        unsafe fn $name<const OP: u8>(x: __m256i, a: __m256i, b: __m256i) -> u32 {
+            // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+            unsafe {
+                match OP {
+                    0 => $mm($eq(x, a)),
+                    1 => $mm($eq(x, a)) ^ $all,
+                    2 => $mm($gt(a, x)),
+                    3 => $mm($gt(x, a)) ^ $all,
+                    4 => $mm($gt(x, a)),
+                    5 => $mm($gt(a, x)) ^ $all,
+                    _ => $mm(_mm256_or_si256($gt(a, x), $gt(x, b))) ^ $all,
+                }
+            }
+        }
+    };
+}
+int_bits!(bits64, _mm256_cmpeq_epi64, _mm256_cmpgt_epi64, mm64, 0xF);
+int_bits!(bits32, _mm256_cmpeq_epi32, _mm256_cmpgt_epi32, mm32, 0xFF);
+
+macro_rules! float_bits {
+    ($name:ident, $v:ty, $cmp:ident, $and:ident, $mm:ident) => {
+        #[inline(always)]
+        unsafe fn $name<const OP: u8>(x: $v, a: $v, b: $v) -> u32 {
+            // SAFETY: AVX register ops, enabled by the enclosing leaf.
+            unsafe {
+                (match OP {
+                    0 => $mm($cmp::<_CMP_EQ_OQ>(x, a)),
+                    1 => $mm($cmp::<_CMP_NEQ_UQ>(x, a)),
+                    2 => $mm($cmp::<_CMP_LT_OQ>(x, a)),
+                    3 => $mm($cmp::<_CMP_LE_OQ>(x, a)),
+                    4 => $mm($cmp::<_CMP_GT_OQ>(x, a)),
+                    5 => $mm($cmp::<_CMP_GE_OQ>(x, a)),
+                    _ => $mm($and($cmp::<_CMP_GE_OQ>(x, a), $cmp::<_CMP_LE_OQ>(x, b))),
+                }) as u32
+            }
+        }
+    };
+}
+float_bits!(
+    bitsf64,
+    __m256d,
+    _mm256_cmp_pd,
+    _mm256_and_pd,
+    _mm256_movemask_pd
+);
+float_bits!(
+    bitsf32,
+    __m256,
+    _mm256_cmp_ps,
+    _mm256_and_ps,
+    _mm256_movemask_ps
+);
+
+macro_rules! filter_leaf {
+    ($name:ident, $t:ty, $lanes:expr, $bits:ident, |$c:ident| $splat:expr, |$p:ident| $load:expr) => {
+        /// Filter leaf: `OP` as [`scalar::filter_code`], `AND` ands into `out`.
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `out.len() == v.len().div_ceil(64)`.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+            v: &[$t],
+            c1: $t,
+            c2: $t,
+            out: &mut [u64],
+        ) {
+            const L: usize = $lanes;
+            let full = v.len() / 64;
+            // SAFETY: loads read L rows inside block `blk < full`; out has a
+            // word per block (caller contract); AVX2 is enabled.
+            unsafe {
+                let a = {
+                    let $c = c1;
+                    $splat
+                };
+                let b = {
+                    let $c = c2;
+                    $splat
+                };
+                for blk in 0..full {
+                    let base = v.as_ptr().add(blk * 64);
+                    let mut w = 0u64;
+                    for j in 0..64 / L {
+                        let $p = base.add(L * j);
+                        w |= ($bits::<OP>($load, a, b) as u64) << (L * j);
+                    }
+                    let o = out.get_unchecked_mut(blk);
+                    *o = if AND { *o & w } else { w };
+                }
+            }
+            scalar::filter_code::<OP, AND, $t>(&v[full * 64..], c1, c2, &mut out[full..]);
+        }
+    };
+}
+
+filter_leaf!(filter_i64, i64, 4, bits64, |c| _mm256_set1_epi64x(c), |p| {
+    _mm256_loadu_si256(p.cast())
+});
+filter_leaf!(
+    filter_u64,
+    u64,
+    4,
+    bits64,
+    |c| _mm256_set1_epi64x((c ^ (1 << 63)) as i64),
+    |p| _mm256_xor_si256(_mm256_loadu_si256(p.cast()), _mm256_set1_epi64x(i64::MIN))
+);
+filter_leaf!(filter_i32, i32, 8, bits32, |c| _mm256_set1_epi32(c), |p| {
+    _mm256_loadu_si256(p.cast())
+});
+filter_leaf!(
+    filter_u32,
+    u32,
+    8,
+    bits32,
+    |c| _mm256_set1_epi32((c ^ (1 << 31)) as i32),
+    |p| _mm256_xor_si256(_mm256_loadu_si256(p.cast()), _mm256_set1_epi32(i32::MIN))
+);
+filter_leaf!(filter_f64, f64, 4, bitsf64, |c| _mm256_set1_pd(c), |p| {
+    _mm256_loadu_pd(p)
+});
+filter_leaf!(filter_f32, f32, 8, bitsf32, |c| _mm256_set1_ps(c), |p| {
+    _mm256_loadu_ps(p)
+});

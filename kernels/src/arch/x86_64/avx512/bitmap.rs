@@ -1,0 +1,56 @@
+//! AVX-512 bitmap kernels. and/or/and-not are plain loops compiled with
+//! AVX-512 (512-bit `vpandq`/`vporq`/`vpandnq`); popcount is `vpopcntq`
+//! (VPOPCNTDQ) with a masked load for the tail; select is the scalar loop
+//! compiled with BMI (`tzcnt`, `blsr`).
+
+use crate::arch::scalar::bitmap as scalar;
+use core::arch::x86_64::*;
+
+macro_rules! binop {
+    ($name:ident) => {
+        /// As the scalar twin, compiled for AVX-512.
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512 (F, BW, DQ, VL); `dst.len() == src.len()`.
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        pub(crate) unsafe fn $name(dst: &mut [u64], src: &[u64]) {
+            scalar::$name(dst, src)
+        }
+    };
+}
+binop!(and);
+binop!(or);
+binop!(andnot);
+
+/// Set bits in `words`.
+///
+/// # Safety
+/// The CPU supports AVX-512 F and VPOPCNTDQ.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
+    let n = words.len();
+    // SAFETY: each masked load enables only words < n; addresses use
+    // wrapping_add and masked-off lanes are not read. AVX-512 is enabled.
+    unsafe {
+        let mut acc = [_mm512_setzero_si512(); 2];
+        let mut i = 0;
+        while i < n {
+            let left = n - i;
+            let m: u8 = if left >= 8 { !0 } else { (1u8 << left) - 1 };
+            let v = _mm512_maskz_loadu_epi64(m, words.as_ptr().wrapping_add(i).cast());
+            let k = (i / 8) % 2;
+            acc[k] = _mm512_add_epi64(acc[k], _mm512_popcnt_epi64(v));
+            i += 8;
+        }
+        _mm512_reduce_add_epi64(_mm512_add_epi64(acc[0], acc[1])) as usize
+    }
+}
+
+/// As the scalar twin, compiled with BMI.
+///
+/// # Safety
+/// The CPU supports AVX-512 (and BMI2); arguments as the scalar twin's.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
+    scalar::select(words, rows, out)
+}

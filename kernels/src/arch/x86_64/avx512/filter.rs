@@ -1,0 +1,140 @@
+//! AVX-512 filters: 64 rows per output word; each vector's comparison is a
+//! mask register, so 8 (or 4) of them are the output word. The partial last
+//! block masks its loads and compares to the rows that exist.
+
+use core::arch::x86_64::*;
+
+/// Mask of the rows of block `blk` that exist in a column of `n` rows.
+#[inline(always)]
+fn rows_mask(n: usize, blk: usize) -> u64 {
+    let rows = n - blk * 64;
+    if rows >= 64 { !0 } else { (1u64 << rows) - 1 }
+}
+
+macro_rules! filter_leaf {
+    ($name:ident, $t:ty, $lanes:expr, $mt:ty, $set1:ident, $loadz:ident, $cmp:ident,
+     [$eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr, $ge:expr]) => {
+        /// Filter leaf: `OP` as the scalar twin's `filter_code`, `AND` ands
+        /// into `out`.
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512 (F, BW, DQ, VL);
+        /// `out.len() == v.len().div_ceil(64)`.
+        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+            v: &[$t],
+            c1: $t,
+            c2: $t,
+            out: &mut [u64],
+        ) {
+            const L: usize = $lanes;
+            let n = v.len();
+            // SAFETY: masked loads and compares enable only rows < n; the
+            // addresses are formed with wrapping_add; out has a word per
+            // block (caller contract); AVX-512 is enabled.
+            unsafe {
+                let a = $set1(c1 as _);
+                let b = $set1(c2 as _);
+                for blk in 0..n.div_ceil(64) {
+                    let lim = rows_mask(n, blk);
+                    let base = v.as_ptr().wrapping_add(blk * 64);
+                    let mut w = 0u64;
+                    for j in 0..64 / L {
+                        let m = (lim >> (L * j)) as $mt;
+                        let x = $loadz(m, base.wrapping_add(L * j).cast());
+                        let r: $mt = match OP {
+                            0 => $cmp::<{ $eq }>(m, x, a),
+                            1 => $cmp::<{ $ne }>(m, x, a),
+                            2 => $cmp::<{ $lt }>(m, x, a),
+                            3 => $cmp::<{ $le }>(m, x, a),
+                            4 => $cmp::<{ $gt }>(m, x, a),
+                            5 => $cmp::<{ $ge }>(m, x, a),
+                            _ => $cmp::<{ $le }>($cmp::<{ $ge }>(m, x, a), x, b),
+                        };
+                        w |= (r as u64) << (L * j);
+                    }
+                    let o = out.get_unchecked_mut(blk);
+                    *o = if AND { *o & w } else { w };
+                }
+            }
+        }
+    };
+}
+
+const INT: [i32; 6] = [
+    _MM_CMPINT_EQ,
+    _MM_CMPINT_NE,
+    _MM_CMPINT_LT,
+    _MM_CMPINT_LE,
+    _MM_CMPINT_NLE,
+    _MM_CMPINT_NLT,
+];
+const FLT: [i32; 6] = [
+    _CMP_EQ_OQ,
+    _CMP_NEQ_UQ,
+    _CMP_LT_OQ,
+    _CMP_LE_OQ,
+    _CMP_GT_OQ,
+    _CMP_GE_OQ,
+];
+
+filter_leaf!(
+    filter_i64,
+    i64,
+    8,
+    u8,
+    _mm512_set1_epi64,
+    _mm512_maskz_loadu_epi64,
+    _mm512_mask_cmp_epi64_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u64,
+    u64,
+    8,
+    u8,
+    _mm512_set1_epi64,
+    _mm512_maskz_loadu_epi64,
+    _mm512_mask_cmp_epu64_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_i32,
+    i32,
+    16,
+    u16,
+    _mm512_set1_epi32,
+    _mm512_maskz_loadu_epi32,
+    _mm512_mask_cmp_epi32_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u32,
+    u32,
+    16,
+    u16,
+    _mm512_set1_epi32,
+    _mm512_maskz_loadu_epi32,
+    _mm512_mask_cmp_epu32_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_f64,
+    f64,
+    8,
+    u8,
+    _mm512_set1_pd,
+    _mm512_maskz_loadu_pd,
+    _mm512_mask_cmp_pd_mask,
+    [FLT[0], FLT[1], FLT[2], FLT[3], FLT[4], FLT[5]]
+);
+filter_leaf!(
+    filter_f32,
+    f32,
+    16,
+    u16,
+    _mm512_set1_ps,
+    _mm512_maskz_loadu_ps,
+    _mm512_mask_cmp_ps_mask,
+    [FLT[0], FLT[1], FLT[2], FLT[3], FLT[4], FLT[5]]
+);

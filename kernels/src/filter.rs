@@ -1,0 +1,152 @@
+//! Filters: compare a column to a constant (`==`, `!=`, `<`, `<=`, `>`, `>=`,
+//! between) into a bitmap of `u64` words (bit `i % 64` of word `i / 64` is
+//! row `i`), or `and` the result into an existing bitmap for chained
+//! predicates. Bits past the last row are left zero.
+//!
+//! Floats compare by IEEE rules: a `NaN` row passes only `!=`; `-0.0 == 0.0`.
+//! Filters do not read validity: `and` the result with the validity bitmap
+//! ([`crate::bitmap::and`]) to drop nulls.
+//!
+//! ```
+//! use keel_kernels::filter::{self, CmpOp, Predicate};
+//! let v = [5i64, 1, 9, 5, 7];
+//! let mut bits = [0u64; 1];
+//! filter::compare(&v, CmpOp::Ge, 5, &mut bits)?;
+//! assert_eq!(bits[0], 0b11101);
+//! // Chain: 5 <= v < 9.
+//! filter::filter_and(&v, Predicate::Cmp(CmpOp::Lt, 9), &mut bits)?;
+//! assert_eq!(bits[0], 0b11001);
+//! filter::filter(&v, Predicate::Between(2, 7), &mut bits)?;
+//! assert_eq!(bits[0], 0b11001);
+//! # Ok::<(), keel_kernels::Error>(())
+//! ```
+
+use crate::element::private::Token;
+use crate::{Element, Error, Kernels, bitmap_words};
+
+/// A comparison against a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `x == c`
+    Eq,
+    /// `x != c`
+    Ne,
+    /// `x < c`
+    Lt,
+    /// `x <= c`
+    Le,
+    /// `x > c`
+    Gt,
+    /// `x >= c`
+    Ge,
+}
+
+impl CmpOp {
+    /// Every operator.
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
+}
+
+/// A predicate on one column: compare to a constant, or `lo <= x <= hi`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Predicate<T> {
+    /// `x op c`
+    Cmp(CmpOp, T),
+    /// `lo <= x && x <= hi` (inclusive; empty when `lo > hi`).
+    Between(T, T),
+}
+
+impl<T: Element> Predicate<T> {
+    /// Whether `x` passes (IEEE comparison for floats). The scalar meaning
+    /// every kernel must match.
+    #[inline(always)]
+    pub fn eval(&self, x: T) -> bool {
+        match *self {
+            Predicate::Cmp(op, c) => match op {
+                CmpOp::Eq => x == c,
+                CmpOp::Ne => x != c,
+                CmpOp::Lt => x < c,
+                CmpOp::Le => x <= c,
+                CmpOp::Gt => x > c,
+                CmpOp::Ge => x >= c,
+            },
+            Predicate::Between(lo, hi) => lo <= x && x <= hi,
+        }
+    }
+
+    /// `(op code, c1, c2)` for the leaves: 0..=5 follow [`CmpOp::ALL`],
+    /// 6 is between.
+    pub(crate) fn code(&self) -> (u8, T, T) {
+        match *self {
+            Predicate::Cmp(op, c) => (op as u8, c, c),
+            Predicate::Between(lo, hi) => (6, lo, hi),
+        }
+    }
+}
+
+/// Writes `pred(values[i])` into bit `i` of `out`; bits past the rows are
+/// zeroed. Errors if `out` has fewer than `values.len().div_ceil(64)` words.
+pub fn filter<T: Element>(values: &[T], pred: Predicate<T>, out: &mut [u64]) -> Result<(), Error> {
+    Kernels::current().filter(values, pred, out)
+}
+
+/// `and`s `pred(values[i])` into bit `i` of `out` (chained predicates); bits
+/// past the rows are zeroed.
+pub fn filter_and<T: Element>(
+    values: &[T],
+    pred: Predicate<T>,
+    out: &mut [u64],
+) -> Result<(), Error> {
+    Kernels::current().filter_and(values, pred, out)
+}
+
+/// [`filter`] with `values[i] op c`.
+pub fn compare<T: Element>(values: &[T], op: CmpOp, c: T, out: &mut [u64]) -> Result<(), Error> {
+    Kernels::current().filter(values, Predicate::Cmp(op, c), out)
+}
+
+/// [`filter`] with `lo <= values[i] <= hi`.
+pub fn between<T: Element>(values: &[T], lo: T, hi: T, out: &mut [u64]) -> Result<(), Error> {
+    Kernels::current().filter(values, Predicate::Between(lo, hi), out)
+}
+
+impl Kernels {
+    /// [`filter`] at this level.
+    pub fn filter<T: Element>(
+        self,
+        values: &[T],
+        pred: Predicate<T>,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, pred, out, false)
+    }
+
+    /// [`filter_and`] at this level.
+    pub fn filter_and<T: Element>(
+        self,
+        values: &[T],
+        pred: Predicate<T>,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, pred, out, true)
+    }
+
+    fn filter_impl<T: Element>(
+        self,
+        values: &[T],
+        pred: Predicate<T>,
+        out: &mut [u64],
+        and: bool,
+    ) -> Result<(), Error> {
+        crate::check_bitmap("output bitmap", values.len(), Some(out))?;
+        let words = bitmap_words(values.len());
+        T::k_filter(Token(()), self, pred, values, &mut out[..words], and);
+        Ok(())
+    }
+}

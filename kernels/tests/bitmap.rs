@@ -1,0 +1,80 @@
+//! Bitmap kernels at every level equal the scalar twin and a naive loop.
+
+mod common;
+use common::*;
+use keel_kernels::{Error, Kernels, bitmap};
+
+#[test]
+fn binops_popcount_select_every_level() {
+    let s = Kernels::scalar();
+    let levels = simd_levels();
+    let mut r = Rng(99);
+    for words in 0..=40usize {
+        for dense in 0..3 {
+            let gen_ = |r: &mut Rng| -> Vec<u64> {
+                (0..words)
+                    .map(|_| match dense {
+                        0 => r.next() & r.next() & r.next(),
+                        1 => r.next(),
+                        _ => !0,
+                    })
+                    .collect()
+            };
+            let (a, b) = (gen_(&mut r), gen_(&mut r));
+            let naive_and: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x & y).collect();
+            let naive_or: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x | y).collect();
+            let naive_andnot: Vec<u64> = a.iter().zip(&b).map(|(x, y)| x & !y).collect();
+            for k in std::iter::once(s).chain(levels.iter().copied()) {
+                let mut d = a.clone();
+                k.and(&mut d, &b).unwrap();
+                assert_eq!(d, naive_and, "{}", k.level());
+                let mut d = a.clone();
+                k.or(&mut d, &b).unwrap();
+                assert_eq!(d, naive_or, "{}", k.level());
+                let mut d = a.clone();
+                k.andnot(&mut d, &b).unwrap();
+                assert_eq!(d, naive_andnot, "{}", k.level());
+                for rows in [
+                    0,
+                    words * 64,
+                    (words * 64).saturating_sub(1),
+                    (words * 64).saturating_sub(63),
+                ] {
+                    let want: Vec<u32> = (0..rows)
+                        .filter(|&i| a[i / 64] >> (i % 64) & 1 == 1)
+                        .map(|i| i as u32)
+                        .collect();
+                    assert_eq!(
+                        k.popcount(&a, rows).unwrap(),
+                        want.len(),
+                        "{} rows {rows}",
+                        k.level()
+                    );
+                    let mut out = vec![u32::MAX; want.len() + 3];
+                    let n = k.select_into(&a, rows, &mut out).unwrap();
+                    assert_eq!(&out[..n], &want[..], "{} rows {rows}", k.level());
+                    assert_eq!(k.select(&a, rows).unwrap(), want);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let mut a = [1u64; 3];
+    assert!(matches!(
+        bitmap::and(&mut a, &[1, 2]),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        bitmap::popcount(&a, 193),
+        Err(Error::BitmapTooShort { .. })
+    ));
+    let mut out = [0u32; 2];
+    assert!(matches!(
+        bitmap::select_into(&a, 192, &mut out),
+        Err(Error::OutputTooShort { needed: 3, .. })
+    ));
+    assert_eq!(a, [1, 1, 1]);
+}
