@@ -1,0 +1,265 @@
+//! `keel topo`: the machine as keel sees it, as a tree or as JSON.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use keel_rt::topology::{CacheKind, CpuSet, Loader, Topology, Work};
+use serde_json::{Value, json};
+
+/// What `keel topo` was asked for.
+pub struct Options {
+    /// Print JSON instead of the tree.
+    pub json: bool,
+    /// Read a recorded root instead of this machine.
+    pub root: Option<String>,
+}
+
+/// Parses `keel topo`'s arguments (after `topo`).
+pub fn parse_args(args: &[String]) -> Result<Options, String> {
+    let mut o = Options {
+        json: false,
+        root: None,
+    };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--json" => o.json = true,
+            "--root" => {
+                let dir = it.next().ok_or("--root needs a directory")?;
+                o.root = Some(dir.clone());
+            }
+            s if s.starts_with("--root=") => o.root = Some(s["--root=".len()..].to_string()),
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(o)
+}
+
+/// Runs `keel topo` and returns what to print on stdout.
+pub fn run(o: &Options) -> Result<String, String> {
+    let t = match &o.root {
+        // A recorded root: its own cgroup files apply, not our affinity.
+        Some(root) => Loader::new(root).load().map_err(|e| e.to_string())?,
+        None => Topology::detect(),
+    };
+    Ok(if o.json {
+        let mut s = serde_json::to_string_pretty(&to_json(&t)).map_err(|e| e.to_string())?;
+        s.push('\n');
+        s
+    } else {
+        tree(&t)
+    })
+}
+
+/// The JSON document; its top-level field names are a contract for scripts.
+pub fn to_json(t: &Topology) -> Value {
+    let mut smt: BTreeMap<String, usize> = BTreeMap::new();
+    for c in t.cores() {
+        *smt.entry(c.cpus.len().to_string()).or_default() += 1;
+    }
+    json!({
+        "usable_cpus": t.usable_cpus().to_string(),
+        "online_cpus": t.online_cpus().to_string(),
+        "offline_cpus": t.offline_cpus().to_string(),
+        "physical_cores": t.cores().len(),
+        "smt_histogram": smt,
+        "packages": t.packages().iter().map(|p| json!({
+            "os_index": p.os_index,
+            "cpus": p.cpus.to_string(),
+        })).collect::<Vec<_>>(),
+        "numa_nodes": t.numa_nodes().iter().map(|n| json!({
+            "os_index": n.os_index,
+            "cpus": n.cpus.to_string(),
+            "memory_bytes": n.memory_bytes,
+        })).collect::<Vec<_>>(),
+        "caches": t.caches().iter().map(|c| json!({
+            "level": c.level,
+            "kind": c.kind.name(),
+            "size_bytes": c.size_bytes,
+            "line_bytes": c.line_bytes,
+            "cpus": c.cpus.to_string(),
+        })).collect::<Vec<_>>(),
+        "last_level_cache_bytes": last_level(t),
+        "core_kinds": t.core_kinds().iter().map(|k| json!({
+            "cpus": k.cpus.to_string(),
+            "label": k.label,
+        })).collect::<Vec<_>>(),
+        "cpu_quota": t.cpu_quota(),
+        "workers": {
+            "bandwidth": t.workers_for(Work::Bandwidth),
+            "latency": t.workers_for(Work::Latency),
+        },
+        "fallback": t.fallback(),
+    })
+}
+
+/// Size of one instance of the deepest data or unified cache.
+fn last_level(t: &Topology) -> Option<u64> {
+    t.caches()
+        .iter()
+        .filter(|c| c.kind != CacheKind::Instruction)
+        .max_by_key(|c| (c.level, c.size_bytes))
+        .map(|c| c.size_bytes)
+}
+
+fn size(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// The readable tree: packages → NUMA nodes → caches → cores → CPUs (or
+/// nodes above packages when a node spans several), then kinds, quota and
+/// worker counts.
+pub fn tree(t: &Topology) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Machine: {} usable CPUs ({}) of {} online{}",
+        t.usable_cpus().len(),
+        t.usable_cpus(),
+        t.online_cpus().len(),
+        if t.offline_cpus().is_empty() {
+            String::new()
+        } else {
+            format!(", offline {}", t.offline_cpus())
+        }
+    );
+    let pkgs: Vec<(String, CpuSet)> = t
+        .packages()
+        .iter()
+        .map(|p| {
+            let id = p.os_index.map_or("?".to_string(), |i| i.to_string());
+            (format!("Package P#{id}"), p.cpus.clone())
+        })
+        .collect();
+    let nodes: Vec<(String, CpuSet)> = t
+        .numa_nodes()
+        .iter()
+        .map(|n| {
+            (
+                format!("NUMA node {} ({})", n.os_index, size(n.memory_bytes)),
+                n.cpus.clone(),
+            )
+        })
+        .collect();
+    let nodes_in_pkgs = nodes
+        .iter()
+        .all(|(_, n)| pkgs.iter().any(|(_, p)| n.is_subset(p)));
+    let (outer, inner) = if nodes_in_pkgs || pkgs.is_empty() {
+        (&pkgs, &nodes)
+    } else {
+        (&nodes, &pkgs)
+    };
+    let mut levels: Vec<u8> = t.caches().iter().map(|c| c.level).collect();
+    levels.sort_unstable_by(|a, b| b.cmp(a));
+    levels.dedup();
+    let mut groups: Vec<(Option<&str>, CpuSet)> = outer
+        .iter()
+        .map(|(n, s)| (Some(n.as_str()), s.clone()))
+        .collect();
+    let covered = groups.iter().fold(CpuSet::new(), |a, (_, s)| a.or(s));
+    let rest = t.usable_cpus().and_not(&covered);
+    if !rest.is_empty() {
+        groups.push((None, rest));
+    }
+    for (name, set) in groups {
+        let depth = match name {
+            Some(n) => {
+                let _ = writeln!(out, "  {n}: CPUs {set}");
+                2
+            }
+            None => 1,
+        };
+        let subs: Vec<(&str, CpuSet)> = inner
+            .iter()
+            .filter_map(|(n, s)| {
+                let s = s.and(&set);
+                (!s.is_empty()).then_some((n.as_str(), s))
+            })
+            .collect();
+        let covered = subs.iter().fold(CpuSet::new(), |a, (_, s)| a.or(s));
+        for (n, s) in &subs {
+            let _ = writeln!(out, "{}{n}: CPUs {s}", "  ".repeat(depth));
+            caches_and_cores(t, s, &levels, depth + 1, &mut out);
+        }
+        let rest = set.and_not(&covered);
+        if !rest.is_empty() {
+            caches_and_cores(t, &rest, &levels, depth, &mut out);
+        }
+    }
+    if t.core_kinds().is_empty() {
+        let _ = writeln!(out, "Core kinds: not reported");
+    } else {
+        let _ = writeln!(out, "Core kinds (efficient to performant):");
+        for k in t.core_kinds() {
+            let _ = writeln!(out, "  {}: CPUs {}", k.label, k.cpus);
+        }
+    }
+    match t.cpu_quota() {
+        Some(q) => {
+            let _ = writeln!(out, "CPU quota: {q:.2} CPUs");
+        }
+        None => {
+            let _ = writeln!(out, "CPU quota: none");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "Workers: bandwidth {} (physical cores), latency {} (logical CPUs)",
+        t.workers_for(Work::Bandwidth),
+        t.workers_for(Work::Latency)
+    );
+    if let Some(f) = t.fallback() {
+        let _ = writeln!(out, "Fallback: {f}");
+    }
+    out
+}
+
+fn caches_and_cores(t: &Topology, scope: &CpuSet, levels: &[u8], depth: usize, out: &mut String) {
+    let pad = "  ".repeat(depth);
+    let Some((&level, rest)) = levels.split_first() else {
+        for c in t.cores().iter().filter(|c| c.cpus.is_subset(scope)) {
+            let cpus: Vec<String> = c.cpus.iter().map(|x| x.to_string()).collect();
+            let _ = writeln!(out, "{pad}Core: CPU {}", cpus.join(", CPU "));
+        }
+        return;
+    };
+    let here: Vec<_> = t
+        .caches()
+        .iter()
+        .filter(|c| c.level == level && c.kind != CacheKind::Instruction && c.cpus.is_subset(scope))
+        .collect();
+    if here.is_empty() {
+        return caches_and_cores(t, scope, rest, depth, out);
+    }
+    let mut covered = CpuSet::new();
+    for c in here {
+        let name = if c.kind == CacheKind::Data { "d" } else { "" };
+        let mut line = format!("{pad}L{level}{name} {}", size(c.size_bytes));
+        // The instruction cache of the same CPUs shares the line.
+        if let Some(i) = t
+            .caches()
+            .iter()
+            .find(|i| i.level == level && i.kind == CacheKind::Instruction && i.cpus == c.cpus)
+        {
+            let _ = write!(line, " + L{level}i {}", size(i.size_bytes));
+        }
+        let _ = writeln!(out, "{line}: CPUs {}", c.cpus);
+        covered = covered.or(&c.cpus);
+        caches_and_cores(t, &c.cpus, rest, depth + 1, out);
+    }
+    let left = scope.and_not(&covered);
+    if !left.is_empty() {
+        caches_and_cores(t, &left, rest, depth, out);
+    }
+}

@@ -1,0 +1,128 @@
+//! `keel topo` as a user runs it: on a recorded root, on garbage, and the
+//! JSON field names scripts rely on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/topology");
+
+fn keel(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_keel"))
+        .args(args)
+        .output()
+        .expect("run keel")
+}
+
+fn fixture(name: &str) -> Option<PathBuf> {
+    let p = Path::new(FIXTURES).join(name);
+    if p.join("root").is_dir() {
+        Some(p)
+    } else {
+        println!("skipped: fixture {} is absent", p.display());
+        None
+    }
+}
+
+fn temp_root(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("keel-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("sys/devices/system/cpu/cpu0/topology")).unwrap();
+    d
+}
+
+#[test]
+fn json_on_a_fixture_matches_hwloc() {
+    let Some(f) = fixture("16em64t-4s2c2t-offlines") else {
+        return;
+    };
+    let out = keel(&["topo", "--json", "--root", f.join("root").to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.join("expected.json")).unwrap()).unwrap();
+    let e = &e["expected"];
+    assert_eq!(v["usable_cpus"], e["pu_os_indexes"]);
+    assert_eq!(v["offline_cpus"], e["offline_cpus"]);
+    assert_eq!(v["physical_cores"], e["cores"]);
+    assert_eq!(v["smt_histogram"], e["smt_histogram_threads_to_cores"]);
+    assert_eq!(
+        v["packages"].as_array().unwrap().len() as u64,
+        e["packages_with_allowed_pus"].as_u64().unwrap()
+    );
+    assert_eq!(v["workers"]["bandwidth"], e["cores"]);
+    assert_eq!(v["workers"]["latency"], e["pus_online_allowed"]);
+    assert!(v["cpu_quota"].is_null());
+    assert!(v["fallback"].is_null());
+    // Every field the issue names, with its type.
+    for k in ["usable_cpus", "online_cpus", "offline_cpus"] {
+        assert!(v[k].is_string(), "{k}");
+    }
+    for k in ["packages", "numa_nodes", "caches", "core_kinds"] {
+        assert!(v[k].is_array(), "{k}");
+    }
+    let n = &v["numa_nodes"][0];
+    assert!(n["os_index"].is_u64() && n["cpus"].is_string() && n["memory_bytes"].is_u64());
+    let c = &v["caches"][0];
+    assert!(c["level"].is_u64() && c["size_bytes"].is_u64() && c["cpus"].is_string());
+    assert!(["data", "instruction", "unified"].contains(&c["kind"].as_str().unwrap()));
+}
+
+#[test]
+fn tree_on_a_fixture_shows_every_level() {
+    let Some(f) = fixture("nvidia-dgx-gb10") else {
+        return;
+    };
+    let out = keel(&["topo", "--root", f.join("root").to_str().unwrap()]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "Package P#36",
+        "NUMA node 0",
+        "L3 16 MiB",
+        "L1d 64 KiB",
+        "Core: CPU 19",
+        "Workers: bandwidth 20",
+    ] {
+        assert!(s.contains(want), "missing {want:?} in:\n{s}");
+    }
+    // Two kinds, the efficient cores first.
+    let kinds = s.split("Core kinds").nth(1).unwrap();
+    assert!(kinds.find("CPUs 0-4,10-14").unwrap() < kinds.find("CPUs 5-9,15-19").unwrap());
+}
+
+#[test]
+fn garbage_root_fails_with_the_file_and_text() {
+    let d = temp_root("garbage");
+    std::fs::write(d.join("sys/devices/system/cpu/online"), "0-\u{1F980}\n").unwrap();
+    let out = keel(&["topo", "--json", "--root", d.to_str().unwrap()]);
+    std::fs::remove_dir_all(&d).unwrap();
+    assert!(!out.status.success());
+    assert!(out.stdout.is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("online") && err.contains('\u{1F980}'), "{err}");
+}
+
+#[test]
+fn missing_root_and_bad_arguments_fail() {
+    let out = keel(&["topo", "--root", "/nonexistent/keel/root"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a Linux sysfs root"));
+    let out = keel(&["topo", "--frobnicate"]);
+    assert!(!out.status.success());
+    let out = keel(&["topo", "--root"]);
+    assert!(!out.status.success());
+}
+
+#[test]
+fn live_machine_json_is_consistent() {
+    let out = keel(&["topo", "--json"]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let bw = v["workers"]["bandwidth"].as_u64().unwrap();
+    let lat = v["workers"]["latency"].as_u64().unwrap();
+    assert!(1 <= bw && bw <= lat);
+}
