@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Allocator stress programs under glibc, jemalloc, mimalloc, tcmalloc and
+# keel-malloc, interleaved (every round runs every program under every
+# allocator, in a rotating order), printing medians of the program's own
+# figure, peak RSS and minor faults, each with its ratio to mimalloc, as a
+# markdown table.
+#
+#   bench/malloc/run.sh                 # ROUNDS=3 by default
+#   ROUNDS=5 ONLY="query query-x" bench/malloc/run.sh
+#   ALLOCATORS="glibc mimalloc keel" bench/malloc/run.sh
+#
+# Needs cc, /usr/bin/time, python3 (for the summary only; it never runs under
+# a preload), and installs the Debian allocator packages when missing.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+rounds=${ROUNDS:-3}
+libdir=/usr/lib/x86_64-linux-gnu
+
+declare -A lib=(
+  [glibc]=""
+  [jemalloc]="$libdir/libjemalloc.so.2"
+  [mimalloc]="$libdir/libmimalloc.so.2"
+  [tcmalloc]="$libdir/libtcmalloc_minimal.so.4"
+)
+missing=()
+[ -e "${lib[jemalloc]}" ] || missing+=(libjemalloc2)
+[ -e "${lib[mimalloc]}" ] || missing+=(libmimalloc2.0)
+[ -e "${lib[tcmalloc]}" ] || missing+=(libtcmalloc-minimal4)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing ${missing[*]}" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
+  $sudo_cmd apt-get install -y "${missing[@]}" >&2 ||
+    { $sudo_cmd apt-get update >&2 && $sudo_cmd apt-get install -y "${missing[@]}" >&2; }
+fi
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
+
+allocators=(${ALLOCATORS:-glibc jemalloc mimalloc tcmalloc keel})
+if [[ " ${allocators[*]} " == *" keel "* ]]; then
+  echo "building keel-malloc (release)" >&2
+  cargo build --release -p keel-malloc >&2
+  lib[keel]="${CARGO_TARGET_DIR:-$root/target}/release/libkeel_malloc.so"
+  [ -e "${lib[keel]}" ] || { echo "${lib[keel]} was not built" >&2; exit 1; }
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for p in larson xmalloc cache_scratch small_random large query; do
+  cc -O2 -g -Wall -Wextra -pthread "bench/malloc/$p.c" -o "$work/$p"
+done
+
+# name | program and arguments
+programs=(
+  "larson|larson 2 40 50000 2000 16 1000"
+  "xmalloc|xmalloc 1 1 6000000 256"
+  "cache-scratch|cache_scratch 2 1500 8 5000"
+  "small-random|small_random 2 2000000 200000"
+  "large|large 2 3000"
+  "query|query 200 2 20000 0"
+  "query-x|query 200 2 20000 1"
+)
+only=" ${ONLY:-} "
+
+results="$work/results.tsv"
+: >"$results"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for ((r = 0; r < rounds; r++)); do
+  for entry in "${programs[@]}"; do
+    name=${entry%%|*}
+    cmd=(${entry#*|})
+    [ "$only" = "  " ] || [[ $only == *" $name "* ]] || continue
+    n=${#allocators[@]}
+    for ((i = 0; i < n; i++)); do
+      a=${allocators[$(((i + r) % n))]}
+      out=$(/usr/bin/time -f "%e %M %R" -o "$work/time" \
+        env LD_PRELOAD="${lib[$a]}" "$work/${cmd[0]}" "${cmd[@]:1}" 2>"$work/stderr") || {
+        echo "$name under $a failed:" >&2
+        cat "$work/stderr" >&2
+        exit 1
+      }
+      read -r metric value < <(echo "$out" | awk '$1 == "result" {print $2, $3}')
+      read -r wall rss flt <"$work/time"
+      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$a" "$metric" "$value" "$rss" "$flt" >>"$results"
+      echo "round $((r + 1))/$rounds $name $a: $metric $value, wall $wall s, $rss KiB, $flt faults" >&2
+    done
+  done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+python3 - "$results" "${allocators[@]}" <<'PY'
+import statistics, sys
+from collections import defaultdict
+path, allocs = sys.argv[1], sys.argv[2:]
+rows = defaultdict(lambda: defaultdict(list))
+metric = {}
+order = []
+for line in open(path):
+    name, a, m, v, rss, flt = line.rstrip("\n").split("\t")
+    if name not in order:
+        order.append(name)
+    metric[name] = m
+    rows[name][a].append((float(v), int(rss), int(flt)))
+def med(xs): return statistics.median(xs)
+print("| program | allocator | figure (median) | time × mimalloc | peak RSS MiB | RSS × mimalloc | minor faults | faults × mimalloc |")
+print("|---|---|---:|---:|---:|---:|---:|---:|")
+for name in order:
+    m = metric[name]
+    ref = rows[name].get("mimalloc")
+    def stats(a):
+        s = rows[name][a]
+        return med([x[0] for x in s]), med([x[1] for x in s]), med([x[2] for x in s])
+    rv = stats("mimalloc") if ref else None
+    for a in allocs:
+        if a not in rows[name]:
+            continue
+        v, rss, flt = stats(a)
+        fig = f"{v:.3f} s" if m == "seconds" else f"{v/1e6:.2f} Mops/s"
+        if rv:
+            # Always a time ratio (lower is better): seconds / mimalloc's
+            # seconds, or mimalloc's throughput / this throughput.
+            tr = v / rv[0] if m == "seconds" else rv[0] / v
+            rr = rss / rv[1]
+            fr = flt / rv[2] if rv[2] else float("nan")
+            ratios = (f"{tr:.2f}", f"{rr:.2f}", f"{fr:.2f}")
+        else:
+            ratios = ("-", "-", "-")
+        print(f"| {name} | {a} | {fig} | {ratios[0]} | {rss/1024:.1f} | {ratios[1]} | {flt} | {ratios[2]} |")
+n = len(next(iter(next(iter(rows.values())).values())))
+print(f"\n{n} rounds, medians; time × mimalloc < 1 is faster than mimalloc.")
+PY
