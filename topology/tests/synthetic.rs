@@ -1,0 +1,312 @@
+//! Trees written by the tests: cgroups, affinity, offline CPUs, missing and
+//! empty files, and garbage in every file the reader parses.
+
+use std::path::{Path, PathBuf};
+
+use keel_topology::{CpuSet, Loader, Topology, TopologyError, Work};
+
+struct Tree(PathBuf);
+
+impl Drop for Tree {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+impl Tree {
+    fn write(&self, rel: &str, text: &str) {
+        let p = self.0.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+
+    fn remove(&self, rel: &str) {
+        let p = self.0.join(rel);
+        if p.is_dir() {
+            std::fs::remove_dir_all(p).unwrap();
+        } else {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+
+    fn load(&self) -> Result<Topology, TopologyError> {
+        Topology::from_root(&self.0)
+    }
+}
+
+fn set(s: &str) -> CpuSet {
+    keel_topology::parse::parse_cpulist(s).unwrap()
+}
+
+/// A one-package machine of `n` CPUs (n <= 32), SMT-2, with L1d/L2 per core,
+/// one L3, one NUMA node, frequencies and capacities.
+fn machine(tag: &str, n: usize) -> Tree {
+    let root = std::env::temp_dir().join(format!("keel-synth-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Tree(root);
+    let all = (1u64 << n) - 1;
+    t.write("sys/devices/system/cpu/online", &format!("0-{}\n", n - 1));
+    t.write("sys/devices/system/cpu/present", &format!("0-{}\n", n - 1));
+    for c in 0..n {
+        let d = format!("sys/devices/system/cpu/cpu{c}");
+        let core = 3u64 << (c & !1);
+        t.write(
+            &format!("{d}/topology/thread_siblings"),
+            &format!("{core:x}\n"),
+        );
+        t.write(
+            &format!("{d}/topology/core_siblings"),
+            &format!("{all:x}\n"),
+        );
+        t.write(&format!("{d}/topology/core_id"), &format!("{}\n", c / 2));
+        t.write(&format!("{d}/topology/physical_package_id"), "0\n");
+        for (i, (level, ty, size, map)) in [
+            (1, "Data", "32K", core),
+            (2, "Unified", "1024K", core),
+            (3, "Unified", "8192K", all),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = format!("{d}/cache/index{i}");
+            t.write(&format!("{c}/level"), &format!("{level}\n"));
+            t.write(&format!("{c}/type"), &format!("{ty}\n"));
+            t.write(&format!("{c}/size"), &format!("{size}\n"));
+            t.write(&format!("{c}/shared_cpu_map"), &format!("{map:x}\n"));
+            t.write(&format!("{c}/coherency_line_size"), "64\n");
+        }
+        t.write(&format!("{d}/cpufreq/cpuinfo_max_freq"), "3000000\n");
+        t.write(&format!("{d}/cpu_capacity"), "1024\n");
+    }
+    t.write("sys/devices/system/node/online", "0\n");
+    t.write(
+        "sys/devices/system/node/node0/cpumap",
+        &format!("{all:x}\n"),
+    );
+    t.write(
+        "sys/devices/system/node/node0/meminfo",
+        "Node 0 MemTotal:  1048576 kB\n",
+    );
+    t.write("sys/devices/system/node/node0/distance", "10\n");
+    t.write(
+        "proc/cpuinfo",
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\n",
+    );
+    t
+}
+
+#[test]
+fn the_base_machine_reads_whole() {
+    let t = machine("base", 8).load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("0-7"));
+    assert_eq!(t.cores().len(), 4);
+    assert_eq!(t.packages().len(), 1);
+    assert_eq!(t.numa_nodes()[0].memory_bytes, 1 << 30);
+    assert_eq!(t.caches().iter().filter(|c| c.level == 3).count(), 1);
+    assert_eq!(t.caches().iter().filter(|c| c.level == 1).count(), 4);
+    assert_eq!(t.core_kinds().len(), 1);
+    assert_eq!(t.cpu_quota(), None);
+    assert_eq!(t.fallback(), None);
+}
+
+#[test]
+fn cgroup_v2_cpuset_and_quota_along_the_path() {
+    let m = machine("v2", 8);
+    m.write("proc/self/cgroup", "0::/app/job\n");
+    m.write(
+        "proc/self/mountinfo",
+        "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+    );
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+    m.write("sys/fs/cgroup/app/job/cpuset.cpus.effective", "2-5\n");
+    m.write("sys/fs/cgroup/app/job/cpu.max", "max 100000\n");
+    m.write("sys/fs/cgroup/app/cpu.max", "150000 100000\n");
+    m.write("sys/fs/cgroup/cpu.max", "400000 100000\n");
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("2-5"));
+    assert_eq!(t.cores().len(), 2);
+    assert_eq!(
+        t.cpu_quota(),
+        Some(1.5),
+        "the tightest quota on the path wins"
+    );
+    assert_eq!(
+        t.workers_for(Work::Latency),
+        2,
+        "4 CPUs capped by ceil(1.5)"
+    );
+    assert_eq!(t.workers_for(Work::Bandwidth), 2);
+}
+
+#[test]
+fn cgroup_v1_cpuset_and_cfs_quota() {
+    let m = machine("v1", 8);
+    m.write(
+        "proc/self/cgroup",
+        "5:cpuset:/grp\n4:cpu,cpuacct:/grp/sub\n",
+    );
+    m.write(
+        "proc/mounts",
+        "cgroup /sys/fs/cgroup/cpuset cgroup rw,cpuset 0 0\ncgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n",
+    );
+    m.write("sys/fs/cgroup/cpuset/grp/cpuset.cpus", "0-1,6-7\n");
+    m.write("sys/fs/cgroup/cpuset/grp/cpuset.mems", "0\n");
+    m.write(
+        "sys/fs/cgroup/cpu,cpuacct/grp/sub/cpu.cfs_quota_us",
+        "250000\n",
+    );
+    m.write(
+        "sys/fs/cgroup/cpu,cpuacct/grp/sub/cpu.cfs_period_us",
+        "100000\n",
+    );
+    m.write("sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_quota_us", "-1\n");
+    m.write(
+        "sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_period_us",
+        "100000\n",
+    );
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("0-1,6-7"));
+    assert_eq!(t.cpu_quota(), Some(2.5));
+    assert_eq!(t.workers_for(Work::Latency), 3);
+    assert_eq!(t.numa_nodes().len(), 1);
+}
+
+#[test]
+fn affinity_narrower_than_online() {
+    let m = machine("aff", 8);
+    let t = Loader::new(&m.0).affinity(set("1,3,4")).load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("1,3-4"));
+    assert_eq!(t.online_cpus(), &set("0-7"));
+    let cores: Vec<String> = t.cores().iter().map(|c| c.cpus.to_string()).collect();
+    assert_eq!(cores, ["1", "3", "4"]);
+    assert_eq!(
+        t.caches().iter().find(|c| c.level == 3).unwrap().cpus,
+        set("1,3-4")
+    );
+    // Affinity outside the online CPUs leaves nothing: an error, not a panic.
+    let e = Loader::new(&m.0).affinity(set("9")).load().unwrap_err();
+    assert!(matches!(e, TopologyError::NoUsableCpus { .. }));
+}
+
+#[test]
+fn offline_cpu0() {
+    let m = machine("off0", 4);
+    m.write("sys/devices/system/cpu/online", "1-3\n");
+    let t = m.load().unwrap();
+    assert_eq!(t.offline_cpus(), &set("0"));
+    assert_eq!(t.usable_cpus(), &set("1-3"));
+    assert_eq!(t.cores().len(), 2);
+    assert_eq!(t.cores()[0].cpus, set("1"));
+    // Without the global list, each CPU's own `online` file decides.
+    m.remove("sys/devices/system/cpu/online");
+    m.write("sys/devices/system/cpu/cpu0/online", "0\n");
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("1-3"));
+}
+
+#[test]
+fn missing_topology_directories() {
+    let m = machine("notopo", 4);
+    for c in 0..4 {
+        m.remove(&format!("sys/devices/system/cpu/cpu{c}/topology"));
+    }
+    m.write(
+        "proc/cpuinfo",
+        "processor\t: 0\nphysical id\t: 0\ncore id\t: 0\n\nprocessor\t: 1\nphysical id\t: 0\ncore id\t: 0\n\n\
+         processor\t: 2\nphysical id\t: 0\ncore id\t: 1\n\nprocessor\t: 3\nphysical id\t: 0\ncore id\t: 1\n",
+    );
+    let t = m.load().unwrap();
+    assert_eq!(t.cores().len(), 2, "cores from proc/cpuinfo");
+    assert!(t.fallback().unwrap().contains("cpuinfo"));
+    // Nothing to tell cores apart: every usable CPU is a bandwidth worker.
+    m.write("proc/cpuinfo", "");
+    let t = m.load().unwrap();
+    assert!(t.cores().is_empty());
+    assert_eq!(t.workers_for(Work::Bandwidth), 4);
+    // No NUMA directory: one node with proc/meminfo's memory.
+    m.remove("sys/devices/system/node");
+    m.write("proc/meminfo", "MemTotal:  2048 kB\n");
+    let t = m.load().unwrap();
+    assert_eq!(t.numa_nodes().len(), 1);
+    assert_eq!(t.numa_nodes()[0].memory_bytes, 2 << 20);
+}
+
+#[test]
+fn empty_files_degrade_without_error() {
+    let m = machine("empty", 4);
+    for c in 0..4 {
+        let d = format!("sys/devices/system/cpu/cpu{c}");
+        m.write(&format!("{d}/topology/thread_siblings"), "");
+        m.write(&format!("{d}/topology/physical_package_id"), "");
+        m.write(&format!("{d}/cache/index0/size"), "");
+        m.write(&format!("{d}/cpu_capacity"), "");
+    }
+    m.write("sys/devices/system/cpu/online", "");
+    m.write("sys/devices/system/node/node0/meminfo", "");
+    let t = m.load().unwrap();
+    assert_eq!(
+        t.usable_cpus(),
+        &set("0-3"),
+        "per-CPU directories stand in for online"
+    );
+    assert!(t.cores().is_empty());
+    assert_eq!(t.packages()[0].os_index, None);
+    assert_eq!(t.numa_nodes()[0].memory_bytes, 0);
+}
+
+/// Every file the reader parses, written with garbage one at a time in an
+/// otherwise valid tree: the load fails, naming the file and the text.
+#[test]
+fn garbage_in_every_parsed_file_is_an_error() {
+    let files = [
+        "sys/devices/system/cpu/online",
+        "sys/devices/system/cpu/present",
+        "sys/devices/system/cpu/cpu1/topology/thread_siblings",
+        "sys/devices/system/cpu/cpu1/topology/core_cpus",
+        "sys/devices/system/cpu/cpu0/topology/core_siblings",
+        "sys/devices/system/cpu/cpu0/topology/package_cpus",
+        "sys/devices/system/cpu/cpu0/topology/physical_package_id",
+        "sys/devices/system/cpu/cpu2/cache/index0/shared_cpu_map",
+        "sys/devices/system/cpu/cpu2/cache/index0/level",
+        "sys/devices/system/cpu/cpu2/cache/index1/size",
+        "sys/devices/system/cpu/cpu0/cache/index2/coherency_line_size",
+        "sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq",
+        "sys/devices/system/cpu/cpu3/cpufreq/base_frequency",
+        "sys/devices/system/cpu/cpu3/cpu_capacity",
+        "sys/devices/system/node/online",
+        "sys/devices/system/node/node0/cpumap",
+        "sys/devices/system/node/node0/meminfo",
+        "sys/devices/cpu_atom/cpus",
+        "sys/fs/cgroup/app/cpuset.cpus.effective",
+        "sys/fs/cgroup/app/cpuset.mems.effective",
+        "sys/fs/cgroup/app/cpu.max",
+    ];
+    for f in files {
+        for garbage in ["zz\u{7}", "\u{FFFD}9"] {
+            let m = machine("garbage", 4);
+            m.write("proc/self/cgroup", "0::/app\n");
+            m.write("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
+            m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+            m.write("sys/fs/cgroup/app/cpu.max", "max 100000\n");
+            m.write(f, garbage);
+            let err = match m.load() {
+                Err(e) => e.to_string(),
+                Ok(_) => panic!("{f} with {garbage:?} was accepted"),
+            };
+            let name = Path::new(f).file_name().unwrap().to_str().unwrap();
+            assert!(err.contains(name), "{err} names {name}");
+            assert!(
+                err.contains(&garbage.chars().take(2).collect::<String>()),
+                "{err} quotes the text"
+            );
+        }
+    }
+    // Not UTF-8 at all.
+    let m = machine("garbage-bytes", 2);
+    std::fs::write(
+        m.0.join("sys/devices/system/cpu/online"),
+        [0xff, 0xfe, b'1'],
+    )
+    .unwrap();
+    assert!(m.load().unwrap_err().to_string().contains("UTF-8"));
+}
