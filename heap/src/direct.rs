@@ -1,0 +1,294 @@
+//! Oversized blocks: direct maps, page-rounded, with a reuse pool.
+//!
+//! Every direct map is `REGION`-aligned and a whole number of chunks long, so
+//! it shares no chunk of the address space with anything else and the chunk
+//! map can say "this is ours" without touching memory. The header sits in the
+//! page just before the data, so any alignment works. Freed maps go to one
+//! process-wide pool (a rare, expensive path, so one lock is fine and frees
+//! from any thread land in the same place) and are reused best-fit: kernel
+//! zeroing of fresh pages on every large allocation is a measured cost. The
+//! pool keeps at most `pool_budget` bytes after a GC (twice that between GCs).
+
+use crate::region::{
+    CHUNK_DIRECT_HEAD, CHUNK_DIRECT_TAIL, CHUNK_NONE, chunk_map_fits, mark_chunks,
+};
+use crate::stats::global;
+use crate::sync::Locked;
+use crate::sync::plain::Ordering;
+use crate::{PAGE, REGION, os};
+use core::ptr;
+
+pub(crate) const MAGIC: usize = 0x6b65_656c_4449_5231; // "keelDIR1"
+
+/// The header one page before a direct map's data.
+#[repr(C)]
+pub(crate) struct DirectHeader {
+    pub(crate) magic: usize,
+    base: *mut u8,
+    map_len: usize,
+    pub(crate) data: *mut u8,
+    pub(crate) usable: usize,
+    next: *mut DirectHeader,
+    /// Global GC epoch when it entered the pool.
+    since: u64,
+    zero: bool,
+    released: bool,
+    pub(crate) pooled: bool,
+}
+
+struct Pool {
+    head: *mut DirectHeader,
+    bytes: usize,
+}
+
+// SAFETY: the pool's pointers are only followed under its lock.
+unsafe impl Send for Pool {}
+
+static POOL: Locked<Pool> = Locked::new(Pool {
+    head: ptr::null_mut(),
+    bytes: 0,
+});
+
+/// The lock for fork handlers.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(crate) fn pool_lock() -> &'static crate::sync::SpinLock {
+    POOL.raw_lock()
+}
+
+/// The header of the direct map whose data starts at `data`.
+#[inline]
+pub(crate) fn header_of(data: *const u8) -> *mut DirectHeader {
+    data.wrapping_sub(PAGE).cast_mut().cast()
+}
+
+fn round_up(x: usize, to: usize) -> Option<usize> {
+    Some(x.checked_add(to - 1)? & !(to - 1))
+}
+
+/// Allocates `size` bytes aligned to `align` (a power of two). Returns the
+/// data pointer and whether it reads as zero, or `None` when out of memory.
+pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
+    let pages = round_up(size.max(1), PAGE)?;
+    let off = align.max(PAGE);
+    if pages > isize::MAX as usize / 2 || off > isize::MAX as usize / 2 {
+        return None;
+    }
+    if let Some(hit) = POOL.with(|p| take_fit(p, pages, align)) {
+        global().direct_in_use.fetch_add(hit.1, Ordering::Relaxed);
+        return Some((hit.0, hit.2));
+    }
+    let map_len = round_up(off.checked_add(pages)?, REGION)?;
+    let base = os::map(map_len, REGION);
+    if base.is_null() {
+        return None;
+    }
+    if !chunk_map_fits(base.addr(), map_len) {
+        // SAFETY: we just mapped it.
+        unsafe { os::unmap(base, map_len, REGION) };
+        return None;
+    }
+    // SAFETY: `off < map_len`, so data and the header page are in the mapping.
+    let data = unsafe { base.add(off) };
+    let h = header_of(data);
+    // SAFETY: the header page is ours and unused.
+    unsafe {
+        h.write(DirectHeader {
+            magic: MAGIC,
+            base,
+            map_len,
+            data,
+            usable: map_len - off,
+            next: ptr::null_mut(),
+            since: 0,
+            zero: true,
+            released: false,
+            pooled: false,
+        });
+    }
+    mark_chunks(base.addr(), map_len, CHUNK_DIRECT_TAIL, CHUNK_DIRECT_TAIL);
+    mark_chunks(
+        data.addr() & !(REGION - 1),
+        REGION,
+        CHUNK_DIRECT_HEAD,
+        CHUNK_DIRECT_HEAD,
+    );
+    let g = global();
+    g.mapped.fetch_add(map_len as u64, Ordering::Relaxed);
+    g.direct_maps.fetch_add(1, Ordering::Relaxed);
+    g.direct_in_use.fetch_add(map_len - off, Ordering::Relaxed);
+    Some((data, true))
+}
+
+fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Option<(*mut u8, usize, bool)> {
+    let limit = pages.saturating_mul(2).max(pages.saturating_add(REGION));
+    let mut best: *mut DirectHeader = ptr::null_mut();
+    let mut best_prev: *mut DirectHeader = ptr::null_mut();
+    let mut prev: *mut DirectHeader = ptr::null_mut();
+    let mut cur = p.head;
+    // SAFETY: pool entries are live headers, followed under the pool lock.
+    unsafe {
+        while !cur.is_null() {
+            let u = (*cur).usable;
+            if u >= pages
+                && u <= limit
+                && (*cur).data.addr() % align == 0
+                && (best.is_null() || u < (*best).usable)
+            {
+                best = cur;
+                best_prev = prev;
+            }
+            prev = cur;
+            cur = (*cur).next;
+        }
+        if best.is_null() {
+            return None;
+        }
+        if best_prev.is_null() {
+            p.head = (*best).next;
+        } else {
+            (*best_prev).next = (*best).next;
+        }
+        p.bytes -= (*best).usable;
+        (*best).pooled = false;
+        (*best).next = ptr::null_mut();
+        let zero = (*best).zero;
+        (*best).zero = false;
+        (*best).released = false;
+        Some(((*best).data, (*best).usable, zero))
+    }
+}
+
+/// Frees a direct map into the pool (or unmaps it if it alone exceeds the budget).
+///
+/// # Safety
+/// `h` is the header of a live direct map, not used after this call.
+pub(crate) unsafe fn free(h: *mut DirectHeader) {
+    let budget = crate::options().pool_budget;
+    // SAFETY: the caller hands over a live header.
+    let usable = unsafe { (*h).usable };
+    global().direct_in_use.fetch_sub(usable, Ordering::Relaxed);
+    if usable > budget {
+        // SAFETY: live and unpooled.
+        unsafe { unmap(h) };
+        return;
+    }
+    let epoch = global().gc_epoch.load(Ordering::Relaxed);
+    let victims = POOL.with(|p| {
+        // SAFETY: we own the header until it is on the list.
+        unsafe {
+            (*h).pooled = true;
+            (*h).since = epoch;
+            (*h).zero = false;
+            (*h).released = false;
+            (*h).next = p.head;
+        }
+        p.head = h;
+        p.bytes += usable;
+        if p.bytes > budget.saturating_mul(2) {
+            split_beyond(p, budget)
+        } else {
+            ptr::null_mut()
+        }
+    });
+    // SAFETY: victims were unlinked from the pool under the lock.
+    unsafe { unmap_chain(victims) };
+}
+
+/// Unlinks the oldest entries beyond `budget` bytes and returns them.
+fn split_beyond(p: &mut Pool, budget: usize) -> *mut DirectHeader {
+    let mut kept = 0usize;
+    let mut prev: *mut DirectHeader = ptr::null_mut();
+    let mut cur = p.head;
+    // SAFETY: pool entries are live headers, followed under the pool lock.
+    unsafe {
+        // Newest first: keep a prefix within the budget.
+        while !cur.is_null() && kept + (*cur).usable <= budget {
+            kept += (*cur).usable;
+            prev = cur;
+            cur = (*cur).next;
+        }
+        if prev.is_null() {
+            p.head = ptr::null_mut();
+        } else {
+            (*prev).next = ptr::null_mut();
+        }
+    }
+    p.bytes = kept;
+    cur
+}
+
+/// # Safety
+/// `chain` is a list of pool headers no longer reachable from the pool.
+unsafe fn unmap_chain(mut chain: *mut DirectHeader) {
+    while !chain.is_null() {
+        // SAFETY: read the link before the mapping goes away.
+        unsafe {
+            let next = (*chain).next;
+            unmap(chain);
+            chain = next;
+        }
+    }
+}
+
+/// # Safety
+/// `h` is a live header reachable from nowhere.
+unsafe fn unmap(h: *mut DirectHeader) {
+    // SAFETY: header fields are valid until the unmap below.
+    unsafe {
+        let (base, len) = ((*h).base, (*h).map_len);
+        (*h).magic = 0;
+        mark_chunks(base.addr(), len, CHUNK_NONE, CHUNK_NONE);
+        os::unmap(base, len, REGION);
+        let g = global();
+        g.mapped.fetch_sub(len as u64, Ordering::Relaxed);
+        g.direct_maps.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// GC pass 4: unmap the oldest pooled maps beyond the budget.
+pub(crate) fn reclaim_beyond_budget() {
+    let budget = crate::options().pool_budget;
+    let victims = POOL.with(|p| {
+        if p.bytes > budget {
+            split_beyond(p, budget)
+        } else {
+            ptr::null_mut()
+        }
+    });
+    // SAFETY: unlinked under the lock.
+    unsafe { unmap_chain(victims) };
+}
+
+/// Releases the pages of pooled maps free for at least `min_age` global GCs,
+/// within `budget` bytes. Returns (bytes released, madvise calls).
+pub(crate) fn release_aged(epoch: u64, min_age: u64, budget: usize) -> (usize, u64) {
+    POOL.with(|p| {
+        let mut done = 0usize;
+        let mut calls = 0u64;
+        let mut cur = p.head;
+        // SAFETY: pool entries are live headers, followed under the pool lock.
+        unsafe {
+            while !cur.is_null() {
+                let u = (*cur).usable;
+                if !(*cur).released
+                    && epoch.saturating_sub((*cur).since) >= min_age
+                    && done + u <= budget
+                {
+                    if os::release((*cur).data, u) {
+                        (*cur).released = true;
+                        (*cur).zero = true;
+                        done += u;
+                    }
+                    calls += 1;
+                }
+                cur = (*cur).next;
+            }
+        }
+        (done, calls)
+    })
+}
+
+/// Bytes held by the pool.
+pub(crate) fn pool_bytes() -> usize {
+    POOL.with(|p| p.bytes)
+}

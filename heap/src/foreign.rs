@@ -1,0 +1,66 @@
+//! The cross-thread free list: many producers push, one consumer takes all.
+//!
+//! A thread freeing a block it does not own writes the current head into the
+//! block's first word and publishes the block with a release CAS. The owner
+//! swaps the head with null (acquire) and walks the chain privately. Taking
+//! the whole list at once means no node is ever popped alone, so there is no
+//! ABA problem, and the blocks themselves are the nodes (no allocation).
+
+use crate::sync::{AtomicPtr, Ordering};
+use core::ptr;
+
+/// A lock-free multi-producer, single-consumer stack of freed blocks.
+pub(crate) struct ForeignList {
+    head: AtomicPtr<u8>,
+}
+
+impl ForeignList {
+    pub(crate) fn new() -> Self {
+        ForeignList {
+            head: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Pushes `node`.
+    ///
+    /// # Safety
+    /// `node` is 8-byte aligned, at least 8 bytes, dead (nobody else reads or
+    /// writes it) until the owner takes it back with [`take_all`](Self::take_all).
+    pub(crate) unsafe fn push(&self, node: *mut u8) {
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: the caller gave us the node; its first word is the link.
+            unsafe { node.cast::<*mut u8>().write(head) };
+            match self
+                .head
+                .compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return,
+                Err(h) => head = h,
+            }
+        }
+    }
+
+    /// Takes every pushed node; walk the chain with [`next`](Self::next).
+    pub(crate) fn take_all(&self) -> *mut u8 {
+        if self.head.load(Ordering::Relaxed).is_null() {
+            return ptr::null_mut();
+        }
+        self.head.swap(ptr::null_mut(), Ordering::Acquire)
+    }
+
+    /// Whether nothing is waiting (a hint: a push may land right after).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.load(Ordering::Relaxed).is_null()
+    }
+
+    /// The node after `node` in a chain from `take_all`.
+    ///
+    /// # Safety
+    /// `node` is in a chain returned by `take_all` and not yet reused.
+    pub(crate) unsafe fn next(node: *mut u8) -> *mut u8 {
+        // SAFETY: the pusher wrote the link before its release CAS, which our
+        // acquire swap synchronized with.
+        unsafe { node.cast::<*mut u8>().read() }
+    }
+}

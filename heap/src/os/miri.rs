@@ -1,0 +1,54 @@
+//! The Miri backend: Miri has no `mmap`, so mappings come from the global
+//! allocator (zeroed, with the alignment asked for) and `release` zeroes the
+//! range, which is what `MADV_DONTNEED` makes a private anonymous range read as.
+
+extern crate alloc;
+use alloc::alloc::{Layout, alloc_zeroed, dealloc};
+use core::ptr;
+
+pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
+    match Layout::from_size_align(len, align.max(crate::PAGE)) {
+        // SAFETY: the layout has a non-zero size (callers map whole pages).
+        Ok(l) if len > 0 => unsafe { alloc_zeroed(l) },
+        _ => ptr::null_mut(),
+    }
+}
+
+/// # Safety
+/// `ptr` came from [`map`] with the same `len` and `align`.
+pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, align: usize) {
+    // SAFETY: the caller passes back exactly what `map` returned.
+    unsafe {
+        dealloc(
+            ptr,
+            Layout::from_size_align_unchecked(len, align.max(crate::PAGE)),
+        )
+    }
+}
+
+/// # Safety
+/// The range is inside a live mapping and holds nothing anyone needs.
+pub(crate) unsafe fn release(ptr: *mut u8, len: usize) -> bool {
+    // SAFETY: the caller guarantees the range is ours and dead.
+    unsafe { ptr.write_bytes(0, len) };
+    true
+}
+
+pub(crate) fn now_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct we own (Miri emulates it).
+    unsafe {
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+    }
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+pub(crate) fn write_stderr(msg: &[u8]) {
+    // SAFETY: writes `msg.len()` bytes from a live slice to fd 2.
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}

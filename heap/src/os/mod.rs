@@ -1,0 +1,17 @@
+//! The OS layer: the only module that talks to the kernel.
+//!
+//! `map` returns zeroed, readable and writable memory aligned as asked;
+//! `unmap` gives it back; `release` drops the physical pages of a range while
+//! keeping the mapping (the next touch faults in a zero page). Under Miri,
+//! which has no `mmap`, the same interface is served by the global allocator
+//! so that the rest of the crate runs unchanged.
+
+#[cfg(not(miri))]
+mod unix;
+#[cfg(not(miri))]
+pub(crate) use unix::{map, now_ms, release, unmap, write_stderr};
+
+#[cfg(miri)]
+mod miri;
+#[cfg(miri)]
+pub(crate) use miri::{map, now_ms, release, unmap, write_stderr};

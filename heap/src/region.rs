@@ -1,0 +1,318 @@
+//! Regions and the chunk map.
+//!
+//! A region is `REGION` bytes aligned to `REGION`, so the header of the
+//! region holding any block is at `ptr & !(REGION - 1)`. The header takes the
+//! first page: the owning heap, a page map (one byte per page: the state and
+//! buddy order of the block starting there) and the metadata of the 64 KiB
+//! slabs carved out of the region (kept out of line so slab objects start at
+//! the slab's aligned base).
+//!
+//! The chunk map records, for every `REGION`-sized chunk of the address
+//! space, whether it is a region, the chunk holding a direct map's start, or
+//! another chunk of a direct map. It answers `owns(ptr)` without touching the
+//! pointer, so foreign pointers are rejected safely.
+
+use crate::heap::HeapCore;
+use crate::size_class::class_size;
+use crate::{PAGE, REGION};
+
+/// Pages per region.
+pub(crate) const PAGES: usize = REGION / PAGE;
+/// Slab size and its buddy order.
+pub(crate) const SLAB: usize = 64 * 1024;
+pub(crate) const SLAB_ORDER: u8 = 4;
+pub(crate) const SLABS: usize = REGION / SLAB;
+/// Buddy orders 0..ORDERS: a block of order k is `PAGE << k` bytes. The
+/// largest free block in a region is half of it (page 0 is the header).
+pub(crate) const ORDERS: usize = (crate::REGION_SHIFT - 12) as usize;
+
+/// Page map states (high bits); the low 5 bits hold the order.
+pub(crate) const PM_INTERIOR: u8 = 0;
+pub(crate) const PM_FREE: u8 = 0x40;
+pub(crate) const PM_USED: u8 = 0x80;
+pub(crate) const PM_CACHED: u8 = 0xC0;
+pub(crate) const PM_KIND: u8 = 0xC0;
+pub(crate) const PM_ORDER: u8 = 0x1F;
+
+const MAGIC: usize = 0x6b65_656c_5245_4731; // "keelREG1"
+
+/// Metadata of one 64 KiB slab slot of a region.
+#[repr(C)]
+pub(crate) struct SlabMeta {
+    /// Local free objects (a singly linked list through the objects).
+    pub(crate) free: *mut u8,
+    /// Bin list links (slabs of one class with room).
+    pub(crate) next: *mut SlabMeta,
+    pub(crate) prev: *mut SlabMeta,
+    /// Objects never handed out start at index `bump`.
+    pub(crate) bump: u16,
+    pub(crate) used: u16,
+    pub(crate) cap: u16,
+    /// Class + 1; 0 when the slot is not a slab.
+    pub(crate) class1: u8,
+    pub(crate) in_bin: bool,
+    /// Objects at index >= `bump` read as zero.
+    pub(crate) zero_tail: bool,
+}
+
+/// The header at the start of every region.
+#[repr(C)]
+pub(crate) struct Region {
+    pub(crate) magic: usize,
+    /// The owning heap: written once before the region is published, never
+    /// changed (adoption moves whole heaps between threads, not regions).
+    pub(crate) owner: *const HeapCore,
+    pub(crate) next: *mut Region,
+    pub(crate) pagemap: [u8; PAGES],
+    pub(crate) slabs: [SlabMeta; SLABS],
+}
+
+static_assertions::const_assert!(core::mem::size_of::<Region>() <= PAGE);
+static_assertions::const_assert!(REGION.is_power_of_two() && REGION >= 4 * SLAB);
+
+impl Region {
+    /// The region holding `ptr` (no check that it is one).
+    #[inline]
+    pub(crate) fn of(ptr: *const u8) -> *mut Region {
+        ptr.map_addr(|a| a & !(REGION - 1)).cast_mut().cast()
+    }
+
+    /// Initializes a freshly mapped, zeroed region for `owner`.
+    ///
+    /// # Safety
+    /// `r` is a new `REGION`-aligned zeroed mapping of `REGION` bytes.
+    pub(crate) unsafe fn init(r: *mut Region, owner: *const HeapCore) {
+        // SAFETY: the mapping is ours and zeroed; zero is a valid SlabMeta
+        // (null pointers, zero counts) and page map.
+        unsafe {
+            (*r).magic = MAGIC;
+            (*r).owner = owner;
+            (*r).next = core::ptr::null_mut();
+            (*r).pagemap[0] = PM_USED;
+        }
+    }
+
+    /// Base address of page `page` of region `r`.
+    #[inline]
+    pub(crate) fn page_ptr(r: *mut Region, page: usize) -> *mut u8 {
+        // SAFETY-free: pointer arithmetic inside the region's mapping.
+        r.cast::<u8>().wrapping_add(page * PAGE)
+    }
+
+    /// Page index of `ptr` inside its region.
+    #[inline]
+    pub(crate) fn page_of(ptr: *const u8) -> usize {
+        (ptr.addr() & (REGION - 1)) / PAGE
+    }
+}
+
+/// Where a pointer handed out by keel-heap lives.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Loc {
+    /// In the slab in slot `slot` of region `r`.
+    Small { r: *mut Region, slot: usize },
+    /// A buddy block of order `order`.
+    Medium { order: u8 },
+    /// A direct map.
+    Direct(*mut crate::direct::DirectHeader),
+}
+
+/// Why a pointer is not a live block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BadPointer {
+    /// The pointer is not in memory keel-heap manages.
+    Foreign(usize),
+    /// The pointer is inside keel-heap memory but not at the start of a block.
+    Interior(usize),
+    /// The block is already free (a double free).
+    DoubleFree(usize),
+}
+
+impl core::fmt::Display for BadPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BadPointer::Foreign(p) => write!(f, "pointer {p:#x} was not allocated by keel-heap"),
+            BadPointer::Interior(p) => {
+                write!(f, "pointer {p:#x} is not the start of a keel-heap block")
+            }
+            BadPointer::DoubleFree(p) => write!(f, "double free of pointer {p:#x}"),
+        }
+    }
+}
+
+/// Locates a pointer from its address, reading only state that is stable
+/// while the block is live. Returns an error for pointers keel-heap did not
+/// hand out (checks shape only; double frees are found by `HeapCore::check_free`).
+///
+/// # Safety
+/// If `ptr` is in a region or direct map, that memory is still mapped (true
+/// for every pointer keel-heap handed out and that is not unmapped yet).
+pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, BadPointer> {
+    let addr = ptr.addr();
+    match chunk_kind(addr) {
+        CHUNK_REGION => {
+            let r = Region::of(ptr);
+            let off = addr & (REGION - 1);
+            if off < PAGE {
+                return Err(BadPointer::Interior(addr));
+            }
+            let slot = off / SLAB;
+            // SAFETY: the chunk map says a live region starts at `r`; the
+            // class byte of a slot only changes when the whole slot is free.
+            let class1 = unsafe { (*r).slabs[slot].class1 };
+            if class1 != 0 {
+                let size = class_size(class1 as usize - 1);
+                if (off % SLAB) % size != 0 {
+                    return Err(BadPointer::Interior(addr));
+                }
+                return Ok(Loc::Small { r, slot });
+            }
+            if off % PAGE != 0 {
+                return Err(BadPointer::Interior(addr));
+            }
+            let page = off / PAGE;
+            // SAFETY: as above; a live block's page-map byte is stable.
+            let pm = unsafe { (*r).pagemap[page] };
+            match pm & PM_KIND {
+                PM_USED => Ok(Loc::Medium {
+                    order: pm & PM_ORDER,
+                }),
+                PM_FREE | PM_CACHED => Err(BadPointer::DoubleFree(addr)),
+                _ => Err(BadPointer::Interior(addr)),
+            }
+        }
+        CHUNK_DIRECT_HEAD => {
+            let h = crate::direct::header_of(ptr);
+            // SAFETY: a direct-map head chunk always has its header one page
+            // before the data start; any other pointer in that chunk fails
+            // the `data` comparison below (the header page itself is mapped).
+            unsafe {
+                if addr % PAGE == 0
+                    && (*h).data.addr() == addr
+                    && (*h).magic == crate::direct::MAGIC
+                {
+                    if (*h).pooled {
+                        return Err(BadPointer::DoubleFree(addr));
+                    }
+                    Ok(Loc::Direct(h))
+                } else {
+                    Err(BadPointer::Interior(addr))
+                }
+            }
+        }
+        CHUNK_DIRECT_TAIL => Err(BadPointer::Interior(addr)),
+        _ => Err(BadPointer::Foreign(addr)),
+    }
+}
+
+/// Usable size of a located block.
+///
+/// # Safety
+/// `loc` came from [`locate`] for a live block.
+pub(crate) unsafe fn usable(loc: Loc) -> usize {
+    match loc {
+        // SAFETY: stable while the block is live (see `locate`).
+        Loc::Small { r, slot } => class_size(unsafe { (*r).slabs[slot].class1 } as usize - 1),
+        Loc::Medium { order, .. } => PAGE << order,
+        // SAFETY: the header of a live direct map.
+        Loc::Direct(h) => unsafe { (*h).usable },
+    }
+}
+
+// ---- the chunk map ----
+
+pub(crate) const CHUNK_NONE: u8 = 0;
+pub(crate) const CHUNK_REGION: u8 = 1;
+pub(crate) const CHUNK_DIRECT_HEAD: u8 = 2;
+pub(crate) const CHUNK_DIRECT_TAIL: u8 = 3;
+
+#[cfg(not(miri))]
+mod chunks {
+    use crate::sync::plain::{AtomicU64, Ordering};
+
+    /// 48-bit user address space, 2 bits per chunk, 32 chunks per word.
+    const CHUNKS: usize = 1 << (48 - crate::REGION_SHIFT);
+    const WORDS: usize = CHUNKS / 32;
+    static MAP: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
+
+    #[inline]
+    pub(crate) fn get(addr: usize) -> u8 {
+        let c = addr >> crate::REGION_SHIFT;
+        if c >= CHUNKS {
+            return 0;
+        }
+        ((MAP[c / 32].load(Ordering::Acquire) >> ((c % 32) * 2)) & 3) as u8
+    }
+
+    pub(crate) fn set(addr: usize, kind: u8) {
+        let c = addr >> crate::REGION_SHIFT;
+        if c >= CHUNKS {
+            return;
+        }
+        let shift = (c % 32) * 2;
+        let w = &MAP[c / 32];
+        w.fetch_and(!(3u64 << shift), Ordering::AcqRel);
+        w.fetch_or((kind as u64) << shift, Ordering::AcqRel);
+    }
+
+    pub(crate) fn fits(addr: usize, len: usize) -> bool {
+        (addr + len) >> crate::REGION_SHIFT <= CHUNKS
+    }
+}
+
+#[cfg(miri)]
+mod chunks {
+    //! Miri's addresses are not laid out like a real process's, so a small
+    //! table of chunks stands in for the bitmap.
+    use crate::sync::Locked;
+    const N: usize = 512;
+    static TABLE: Locked<[(usize, u8); N]> = Locked::new([(0, 0); N]);
+
+    pub(crate) fn get(addr: usize) -> u8 {
+        let c = addr >> crate::REGION_SHIFT;
+        TABLE.with(|t| t.iter().find(|e| e.0 == c && e.1 != 0).map_or(0, |e| e.1))
+    }
+
+    pub(crate) fn set(addr: usize, kind: u8) {
+        let c = addr >> crate::REGION_SHIFT;
+        TABLE.with(|t| {
+            if let Some(e) = t.iter_mut().find(|e| e.0 == c && e.1 != 0) {
+                e.1 = kind;
+                if kind == 0 {
+                    e.0 = 0;
+                }
+            } else if kind != 0 {
+                if let Some(e) = t.iter_mut().find(|e| e.1 == 0) {
+                    *e = (c, kind);
+                }
+            }
+        })
+    }
+
+    pub(crate) fn fits(_addr: usize, _len: usize) -> bool {
+        true
+    }
+}
+
+/// The kind of chunk `addr` lies in.
+#[inline]
+pub(crate) fn chunk_kind(addr: usize) -> u8 {
+    chunks::get(addr)
+}
+
+/// Marks the chunks of `[addr, addr+len)` (both `REGION`-aligned) as `kind`
+/// for the first chunk and `rest` for the others.
+pub(crate) fn mark_chunks(addr: usize, len: usize, first: u8, rest: u8) {
+    let mut a = addr;
+    let mut k = first;
+    while a < addr + len {
+        chunks::set(a, k);
+        k = rest;
+        a += REGION;
+    }
+}
+
+/// Whether the chunk map can describe `[addr, addr+len)`.
+pub(crate) fn chunk_map_fits(addr: usize, len: usize) -> bool {
+    chunks::fits(addr, len)
+}

@@ -1,0 +1,111 @@
+//! Slabs: 64 KiB buddy blocks cut into objects of one small class.
+//!
+//! A slab's metadata lives in its region's header (`Region::slabs`), so the
+//! objects start at the slab's 64 KiB-aligned base and an object of a class
+//! whose size is a multiple of `align` is aligned to `align`. Objects are
+//! handed out from the slab's free list first, then by bumping an index into
+//! never-used space (which stays zero on a fresh slab, so zeroed allocations
+//! skip the memset there). A slab with room is on its class's bin list.
+
+use crate::region::{Region, SLAB, SlabMeta};
+use crate::size_class::class_size;
+use core::ptr;
+
+/// The base address of the slab described by `m`.
+#[inline]
+pub(crate) fn base_of(m: *mut SlabMeta) -> *mut u8 {
+    let r = Region::of(m.cast());
+    let first = core::mem::offset_of!(Region, slabs);
+    let slot = (m.addr() - r.addr() - first) / core::mem::size_of::<SlabMeta>();
+    r.cast::<u8>().wrapping_add(slot * SLAB)
+}
+
+/// Makes the 64 KiB block at `base` a slab of class `c`.
+///
+/// # Safety
+/// `base` is a `PM_USED` block of slab order owned by the caller.
+pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta {
+    let r = Region::of(base);
+    let slot = (base.addr() & (crate::REGION - 1)) / SLAB;
+    // SAFETY: the region header is ours; the slot's metadata is unused.
+    unsafe {
+        let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
+        m.write(SlabMeta {
+            free: ptr::null_mut(),
+            next: ptr::null_mut(),
+            prev: ptr::null_mut(),
+            bump: 0,
+            used: 0,
+            cap: (SLAB / class_size(c)) as u16,
+            class1: c as u8 + 1,
+            in_bin: false,
+            zero_tail: zero,
+        });
+        m
+    }
+}
+
+/// Pushes `m` at the front of the list headed by `*head`.
+///
+/// # Safety
+/// `m` is on no list; the list belongs to the caller.
+#[inline]
+pub(crate) unsafe fn push_front(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: list nodes are live slab metadata of the caller's heap.
+    unsafe {
+        (*m).prev = ptr::null_mut();
+        (*m).next = *head;
+        if !(*head).is_null() {
+            (**head).prev = m;
+        }
+        (*m).in_bin = true;
+    }
+    *head = m;
+}
+
+/// Removes `m` from the list headed by `*head`.
+///
+/// # Safety
+/// `m` is on that list.
+#[inline]
+pub(crate) unsafe fn unlink(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: list nodes are live slab metadata of the caller's heap.
+    unsafe {
+        let (n, p) = ((*m).next, (*m).prev);
+        if !n.is_null() {
+            (*n).prev = p;
+        }
+        if p.is_null() {
+            *head = n;
+        } else {
+            (*p).next = n;
+        }
+        (*m).in_bin = false;
+        (*m).next = ptr::null_mut();
+        (*m).prev = ptr::null_mut();
+    }
+}
+
+/// Whether `p` (an object address of slab `m`) is on the slab's free list or
+/// was never handed out: the debug double-free check. O(objects).
+///
+/// # Safety
+/// `m` is a live slab of the caller's heap.
+pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
+    // SAFETY: walking our own slab's free list.
+    unsafe {
+        let size = class_size((*m).class1 as usize - 1);
+        let idx = (p.addr() - base_of(m).addr()) / size;
+        if idx >= (*m).bump as usize {
+            return true;
+        }
+        let mut f = (*m).free;
+        while !f.is_null() {
+            if f.cast_const() == p {
+                return true;
+            }
+            f = f.cast::<*mut u8>().read();
+        }
+        false
+    }
+}

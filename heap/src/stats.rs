@@ -1,0 +1,154 @@
+//! Statistics, cheap enough to leave on.
+//!
+//! Per-heap counters are plain integers the owner bumps on its fast paths and
+//! publishes to relaxed atomics on its slow paths (slab refill, region map,
+//! GC, thread exit); rare process-wide events (maps, madvise calls, GC passes)
+//! are relaxed atomic adds. A snapshot therefore lags a running thread by at
+//! most one slow path; `peak` is sampled at slow paths and snapshots.
+
+use crate::sync::plain::{AtomicU64, AtomicUsize, Ordering};
+
+/// A statistics snapshot (process-wide from [`raw::stats`](crate::raw::stats),
+/// or one heap's from [`Heap::stats`](crate::Heap::stats)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes in live blocks (usable sizes).
+    pub in_use: u64,
+    /// Highest `in_use` seen at a slow path or snapshot.
+    pub peak: u64,
+    /// Bytes mapped from the OS (regions, direct maps, heap headers).
+    pub mapped: u64,
+    /// Bytes whose pages were given back with `madvise` (cumulative).
+    pub released: u64,
+    /// `madvise` calls made.
+    pub madvise_calls: u64,
+    /// Blocks freed by a thread other than their owner (counted when drained).
+    pub foreign_frees: u64,
+    /// GC calls that ran.
+    pub gc_passes: u64,
+    /// GC calls that ran the page-release pass.
+    pub release_passes: u64,
+    /// Small allocations served from a slab that already had room.
+    pub slab_hits: u64,
+    /// Heaps in existence (owned or abandoned).
+    pub heaps: u64,
+    /// Heaps abandoned by exited threads and not yet adopted.
+    pub abandoned: u64,
+    /// Bytes of direct maps held in the reuse pool.
+    pub pool_bytes: u64,
+}
+
+/// Counters of one heap: written by the owner, read by anyone.
+#[derive(Default)]
+pub(crate) struct HeapCounters {
+    pub(crate) allocated: AtomicU64,
+    pub(crate) freed: AtomicU64,
+    pub(crate) peak: AtomicU64,
+    pub(crate) released: AtomicU64,
+    pub(crate) madvise_calls: AtomicU64,
+    pub(crate) foreign_frees: AtomicU64,
+    pub(crate) gc_passes: AtomicU64,
+    pub(crate) release_passes: AtomicU64,
+    pub(crate) slab_hits: AtomicU64,
+}
+
+/// The owner's private copy of its hot counters.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct LocalCounters {
+    pub(crate) allocated: u64,
+    pub(crate) freed: u64,
+    pub(crate) slab_hits: u64,
+}
+
+impl HeapCounters {
+    /// Publishes the owner's hot counters (owner only: load + store, no RMW).
+    pub(crate) fn publish(&self, l: &LocalCounters) {
+        self.allocated.store(l.allocated, Ordering::Relaxed);
+        self.freed.store(l.freed, Ordering::Relaxed);
+        self.slab_hits.store(l.slab_hits, Ordering::Relaxed);
+        let live = l.allocated.saturating_sub(l.freed);
+        if live > self.peak.load(Ordering::Relaxed) {
+            self.peak.store(live, Ordering::Relaxed);
+        }
+    }
+
+    /// Owner-only increment (no RMW).
+    pub(crate) fn bump(c: &AtomicU64, by: u64) {
+        c.store(c.load(Ordering::Relaxed) + by, Ordering::Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> Stats {
+        let a = self.allocated.load(Ordering::Relaxed);
+        let f = self.freed.load(Ordering::Relaxed);
+        Stats {
+            in_use: a.saturating_sub(f),
+            peak: self.peak.load(Ordering::Relaxed),
+            released: self.released.load(Ordering::Relaxed),
+            madvise_calls: self.madvise_calls.load(Ordering::Relaxed),
+            foreign_frees: self.foreign_frees.load(Ordering::Relaxed),
+            gc_passes: self.gc_passes.load(Ordering::Relaxed),
+            release_passes: self.release_passes.load(Ordering::Relaxed),
+            slab_hits: self.slab_hits.load(Ordering::Relaxed),
+            ..Stats::default()
+        }
+    }
+}
+
+/// Process-wide counters.
+pub(crate) struct Global {
+    pub(crate) mapped: AtomicU64,
+    pub(crate) released: AtomicU64,
+    pub(crate) madvise_calls: AtomicU64,
+    pub(crate) direct_in_use: AtomicUsize,
+    pub(crate) direct_maps: AtomicUsize,
+    pub(crate) peak: AtomicU64,
+    /// Incremented by every GC of any heap: the pool's notion of age.
+    pub(crate) gc_epoch: AtomicU64,
+}
+
+static GLOBAL: Global = Global {
+    mapped: AtomicU64::new(0),
+    released: AtomicU64::new(0),
+    madvise_calls: AtomicU64::new(0),
+    direct_in_use: AtomicUsize::new(0),
+    direct_maps: AtomicUsize::new(0),
+    peak: AtomicU64::new(0),
+    gc_epoch: AtomicU64::new(0),
+};
+
+pub(crate) fn global() -> &'static Global {
+    &GLOBAL
+}
+
+/// A process-wide snapshot: sums every heap's published counters.
+pub(crate) fn snapshot() -> Stats {
+    let mut s = Stats::default();
+    crate::heap::for_each_heap(|h, abandoned| {
+        let hs = h.counters().snapshot();
+        s.in_use += hs.in_use;
+        s.foreign_frees += hs.foreign_frees;
+        s.gc_passes += hs.gc_passes;
+        s.release_passes += hs.release_passes;
+        s.slab_hits += hs.slab_hits;
+        s.released += hs.released;
+        s.madvise_calls += hs.madvise_calls;
+        s.heaps += 1;
+        s.abandoned += abandoned as u64;
+    });
+    let g = global();
+    s.in_use += g.direct_in_use.load(Ordering::Relaxed) as u64;
+    s.mapped = g.mapped.load(Ordering::Relaxed);
+    s.released += g.released.load(Ordering::Relaxed);
+    s.madvise_calls += g.madvise_calls.load(Ordering::Relaxed);
+    s.pool_bytes = crate::direct::pool_bytes() as u64;
+    let peak = g.peak.fetch_max(s.in_use, Ordering::Relaxed).max(s.in_use);
+    s.peak = peak;
+    s
+}
+
+/// Samples the process-wide in-use figure into the peak (slow paths only).
+pub(crate) fn sample_peak(heap_live: u64) {
+    let g = global();
+    let v = heap_live + g.direct_in_use.load(Ordering::Relaxed) as u64;
+    g.peak.fetch_max(v, Ordering::Relaxed);
+}

@@ -1,0 +1,194 @@
+//! The heap checker: walks a heap's regions, free lists, cache and slabs
+//! and checks the invariants stated in `buddy.rs` and `slab.rs`.
+
+use crate::buddy::FreeBlock;
+use crate::heap::HeapCore;
+use crate::region::{
+    ORDERS, PAGES, PM_CACHED, PM_FREE, PM_INTERIOR, PM_KIND, PM_ORDER, PM_USED, Region, SLAB,
+    SLAB_ORDER, SLABS,
+};
+use crate::size_class::{CLASSES, class_size};
+use crate::slab;
+
+/// A broken heap invariant: what and where.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InvalidHeap {
+    /// The invariant that does not hold.
+    pub what: &'static str,
+    /// The address where it was found.
+    pub addr: usize,
+}
+
+impl core::fmt::Display for InvalidHeap {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "invalid heap: {} at {:#x}", self.what, self.addr)
+    }
+}
+
+fn fail<T>(what: &'static str, addr: usize) -> Result<T, InvalidHeap> {
+    Err(InvalidHeap { what, addr })
+}
+
+/// Checks every invariant of `h`.
+///
+/// # Safety
+/// The caller owns `h`.
+pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
+    // SAFETY: owner-only state; all pointers followed are our own blocks.
+    unsafe {
+        let l = h.local();
+        let mut free_counts = [0usize; ORDERS];
+        let mut cached_counts = [0usize; ORDERS];
+        let mut free_bytes = 0usize;
+        let mut r = l.regions;
+        while !r.is_null() {
+            if !core::ptr::eq((*r).owner, h) {
+                return fail("region owned by another heap", r.addr());
+            }
+            if (*r).pagemap[0] != PM_USED {
+                return fail("region header page not marked used", r.addr());
+            }
+            let mut p = 1usize;
+            while p < PAGES {
+                let pm = (*r).pagemap[p];
+                let k = pm & PM_KIND;
+                let o = (pm & PM_ORDER) as usize;
+                let at = Region::page_ptr(r, p).addr();
+                if k == PM_INTERIOR || o >= ORDERS || p % (1 << o) != 0 || p + (1 << o) > PAGES {
+                    return fail("page map has no well-formed block start here", at);
+                }
+                for q in p + 1..p + (1 << o) {
+                    if (*r).pagemap[q] != PM_INTERIOR {
+                        return fail(
+                            "page inside a block is marked as a block start",
+                            Region::page_ptr(r, q).addr(),
+                        );
+                    }
+                }
+                if k == PM_FREE {
+                    free_counts[o] += 1;
+                    free_bytes += crate::PAGE << o;
+                    let bp = p ^ (1 << o);
+                    if o + 1 < ORDERS && (*r).pagemap[bp] == pm {
+                        return fail("two free buddies were not merged", at);
+                    }
+                    let b: *mut FreeBlock = Region::page_ptr(r, p).cast();
+                    if (*b).order as usize != o {
+                        return fail("free block's order disagrees with the page map", at);
+                    }
+                } else if k == PM_CACHED {
+                    cached_counts[o] += 1;
+                    free_bytes += crate::PAGE << o;
+                }
+                p += 1 << o;
+            }
+            for s in 0..SLABS {
+                let m = &raw mut (*r).slabs[s];
+                if (*m).class1 == 0 {
+                    continue;
+                }
+                let base = slab::base_of(m);
+                if (*r).pagemap[s * (SLAB / crate::PAGE)] != PM_USED | SLAB_ORDER {
+                    return fail(
+                        "slab's block is not a used block of slab order",
+                        base.addr(),
+                    );
+                }
+                let c = (*m).class1 as usize - 1;
+                if c >= CLASSES || (*m).cap as usize != SLAB / class_size(c) {
+                    return fail("slab has a bad class or capacity", base.addr());
+                }
+                let mut nfree = 0usize;
+                let mut f = (*m).free;
+                while !f.is_null() {
+                    let off = f.addr().wrapping_sub(base.addr());
+                    if off >= SLAB
+                        || off % class_size(c) != 0
+                        || off / class_size(c) >= (*m).bump as usize
+                    {
+                        return fail(
+                            "slab free list points outside its handed-out objects",
+                            f.addr(),
+                        );
+                    }
+                    nfree += 1;
+                    if nfree > (*m).cap as usize {
+                        return fail("slab free list has a cycle", base.addr());
+                    }
+                    f = f.cast::<*mut u8>().read();
+                }
+                if (*m).used as usize + nfree != (*m).bump as usize || (*m).bump > (*m).cap {
+                    return fail(
+                        "slab counts disagree (used + free != handed out)",
+                        base.addr(),
+                    );
+                }
+                let room = !(*m).free.is_null() || (*m).bump < (*m).cap;
+                if room != (*m).in_bin {
+                    return fail(
+                        "slab with room not on its bin (or full slab on it)",
+                        base.addr(),
+                    );
+                }
+            }
+            r = (*r).next;
+        }
+        for (o, &want) in free_counts.iter().enumerate() {
+            let mut n = 0usize;
+            let mut prev: *mut FreeBlock = core::ptr::null_mut();
+            let mut b = l.buddy.free[o];
+            while !b.is_null() {
+                let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
+                if pm != PM_FREE | o as u8 || (*b).prev != prev {
+                    return fail("free list node is not a free block of its order", b.addr());
+                }
+                n += 1;
+                if n > want {
+                    return fail("free list longer than the free blocks in regions", b.addr());
+                }
+                prev = b;
+                b = (*b).next;
+            }
+            if n != want {
+                return fail("free block missing from its free list", o);
+            }
+            let mut n = 0usize;
+            let mut b = l.buddy.cache[o];
+            while !b.is_null() {
+                let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
+                if pm != PM_CACHED | o as u8 {
+                    return fail("cache node is not a cached block of its order", b.addr());
+                }
+                n += 1;
+                if n > cached_counts[o] {
+                    return fail("cache list longer than the cached blocks", b.addr());
+                }
+                b = (*b).next;
+            }
+            if n != cached_counts[o] {
+                return fail("cached block missing from the cache", o);
+            }
+        }
+        if free_bytes != l.buddy.free_bytes {
+            return fail("free byte count disagrees with the free blocks", free_bytes);
+        }
+        for c in 0..CLASSES {
+            let mut m = l.bins[c];
+            let mut n = 0usize;
+            while !m.is_null() {
+                if !(*m).in_bin || (*m).class1 as usize != c + 1 {
+                    return fail(
+                        "bin holds a slab of another class or not marked in a bin",
+                        m.addr(),
+                    );
+                }
+                n += 1;
+                if n > 1 << 24 {
+                    return fail("bin list has a cycle", m.addr());
+                }
+                m = (*m).next;
+            }
+        }
+        Ok(())
+    }
+}
