@@ -41,7 +41,7 @@ impl Kernels {
     fn bitmap_op(self, op: Op, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
         check_pair(dst, src)?;
         use crate::arch::scalar::bitmap as sc;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
         match op {
             Op::And => crate::element::dispatch!(self, sc::and, a2::and, a5::and, (dst, src)),
@@ -72,7 +72,7 @@ impl Kernels {
     /// them.
     pub(crate) fn popcount_unchecked(self, words: &[u64], rows: usize) -> usize {
         use crate::arch::scalar::bitmap as sc;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
         let full = rows / 64;
         let w = &words[..full];
@@ -107,7 +107,7 @@ impl Kernels {
         }
         let w = &words[..bitmap_words(rows)];
         use crate::arch::scalar::bitmap as sc;
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
         Ok(crate::element::dispatch!(
             self,

@@ -138,14 +138,14 @@ macro_rules! float_common {
 macro_rules! dispatch {
     ($k:expr, $scalar:expr, $avx2:expr, $avx512:expr, ($($arg:expr),*)) => {
         match $k.level() {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             $crate::cpu::Level::Avx2 => {
                 // SAFETY: a Kernels at Avx2 exists only if the CPU supports
                 // AVX2 (Kernels::at checks, cpu::level clamps); the safe layer
                 // checked the lengths before it made the Token.
                 unsafe { $avx2($($arg),*) }
             }
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             $crate::cpu::Level::Avx512 => {
                 // SAFETY: as above, for AVX-512.
                 unsafe { $avx512($($arg),*) }
@@ -193,7 +193,7 @@ macro_rules! element {
                 checked!($checked, t, k, v, val)
             }
             fn k_sum(_: Token, k: Kernels, v: &[$t], val: Option<&[u64]>) -> Self::Sum {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
                 use crate::arch::scalar::agg as sc;
                 dispatch!(k, sc::sum, a2::$sum, a5::$sum, (v, val))
@@ -206,7 +206,7 @@ macro_rules! element {
                 out: &mut [u64],
                 and: bool,
             ) {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
                 use crate::arch::scalar::filter as sc;
                 let (op, c1, c2) = pred.code();
@@ -239,7 +239,7 @@ macro_rules! element {
                 }
             }
             fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
                 use crate::arch::scalar::agg as sc;
                 match mode {

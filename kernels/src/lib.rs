@@ -54,6 +54,7 @@ pub mod agg;
 pub mod bitmap;
 mod element;
 pub mod filter;
+pub mod gather;
 
 pub use element::Element;
 

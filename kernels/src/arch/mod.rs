@@ -10,7 +10,10 @@
 
 pub(crate) mod scalar;
 
-#[cfg(target_arch = "x86_64")]
+// Soft-float x86-64 targets (`x86_64-unknown-none`, kernels) have no SSE,
+// and LLVM cannot lower vector code there: they get the scalar level only.
+// Dispatch arms for x86-64 leaves use this same cfg.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub(crate) mod x86_64;
 
 #[cfg(target_arch = "aarch64")]

@@ -4,3 +4,4 @@
 pub(crate) mod agg;
 pub(crate) mod bitmap;
 pub(crate) mod filter;
+pub(crate) mod gather;

@@ -1,0 +1,157 @@
+//! Span scan with early abort: the min and max of an integer key column
+//! that gives up as soon as `max - min` exceeds a budget.
+//!
+//! An engine uses it to decide whether a dense direct-indexed table fits the
+//! keys: once the span is over budget the answer is "no" whatever the rest
+//! holds, so the scan stops. The span is checked after every block of
+//! [`CHECK_ROWS`] rows, with that block already folded into the running min
+//! and max, so a scan stops at most [`CHECK_ROWS`] rows after the row that
+//! broke the budget, including when that row is among a morsel's first. (The
+//! bug this avoids: checking only at morsel starts, where the running min
+//! and max are still empty, never fires.) Workers scanning different ranges
+//! share one [`AtomicBool`]: the first to see the budget broken sets it, and
+//! every worker polls it before each block.
+//!
+//! The flag is a hint read and written with `Relaxed` ordering: it carries
+//! no data, and a worker that reads it late only scans one more block.
+//!
+//! ```
+//! use core::sync::atomic::AtomicBool;
+//! use keel_kernels::span::{Outcome, SpanScan};
+//! let abort = AtomicBool::new(false);
+//! let mut s = SpanScan::<i64>::new(1000);
+//! let keys: Vec<i64> = (0..5000).collect();
+//! match s.scan(&keys, None, &abort)? {
+//!     Outcome::Exceeded { rows } => assert!(rows <= 1001 + 1024),
+//!     other => panic!("{other:?}"),
+//! }
+//! assert!(abort.load(core::sync::atomic::Ordering::Relaxed));
+//! # Ok::<(), keel_kernels::Error>(())
+//! ```
+
+use crate::{Element, Error, Kernels, check_bitmap};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// Rows between two checks of the span and the abort flag.
+pub const CHECK_ROWS: usize = 1024;
+
+/// Integer key types a span is defined for.
+pub trait SpanKey: Element {
+    /// `max - min` as an unsigned distance (`max >= min`).
+    fn distance(min: Self, max: Self) -> u64;
+}
+
+macro_rules! span_key {
+    ($($t:ty),*) => {$(
+        impl SpanKey for $t {
+            #[inline]
+            fn distance(min: $t, max: $t) -> u64 {
+                (max as i128 - min as i128) as u64
+            }
+        }
+    )*};
+}
+span_key!(i64, u64, i32, u32);
+
+/// How a call to [`SpanScan::scan`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every row scanned; the span so far is within budget.
+    Within,
+    /// This scan saw the span exceed the budget after `rows` rows of this
+    /// call, and set the abort flag.
+    Exceeded {
+        /// Rows of this call scanned when it stopped.
+        rows: usize,
+    },
+    /// The abort flag was set (by another worker or an earlier call) after
+    /// `rows` rows of this call.
+    Aborted {
+        /// Rows of this call scanned when it stopped.
+        rows: usize,
+    },
+}
+
+/// One worker's running min and max, carried across the morsels it scans.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SpanScan<T> {
+    budget: u64,
+    kernels: Kernels,
+    min_max: Option<(T, T)>,
+}
+
+impl<T: SpanKey> SpanScan<T> {
+    /// A scan that gives up once `max - min > budget`, at the current level.
+    pub fn new(budget: u64) -> Self {
+        Self::with_kernels(Kernels::current(), budget)
+    }
+
+    /// As [`SpanScan::new`] with the kernels `k`.
+    pub fn with_kernels(k: Kernels, budget: u64) -> Self {
+        SpanScan {
+            budget,
+            kernels: k,
+            min_max: None,
+        }
+    }
+
+    /// The running `(min, max)` of the valid rows scanned, `None` before any.
+    pub fn min_max(&self) -> Option<(T, T)> {
+        self.min_max
+    }
+
+    /// The running span, `None` before any valid row.
+    pub fn span(&self) -> Option<u64> {
+        self.min_max.map(|(a, b)| T::distance(a, b))
+    }
+
+    /// Whether the running span exceeds the budget.
+    pub fn exceeded(&self) -> bool {
+        self.span().is_some_and(|s| s > self.budget)
+    }
+
+    /// Folds another worker's state in (for the final answer).
+    pub fn merge(&mut self, other: &SpanScan<T>) {
+        self.fold(other.min_max);
+    }
+
+    fn fold(&mut self, m: Option<(T, T)>) {
+        self.min_max = match (self.min_max, m) {
+            (None, x) | (x, None) => x,
+            (Some(a), Some(b)) => Some((
+                if b.0 < a.0 { b.0 } else { a.0 },
+                if a.1 < b.1 { b.1 } else { a.1 },
+            )),
+        };
+    }
+
+    /// Scans one morsel (with its validity bitmap, nulls skipped), block by
+    /// block of [`CHECK_ROWS`] rows: polls `abort` before each block, folds
+    /// the block's min/max in, and stops, setting `abort`, once the span is
+    /// over budget. Errors if `validity` is too short.
+    pub fn scan(
+        &mut self,
+        values: &[T],
+        validity: Option<&[u64]>,
+        abort: &AtomicBool,
+    ) -> Result<Outcome, Error> {
+        check_bitmap("validity", values.len(), validity)?;
+        for (b, block) in values.chunks(CHECK_ROWS).enumerate() {
+            if abort.load(Ordering::Relaxed) {
+                return Ok(Outcome::Aborted {
+                    rows: b * CHECK_ROWS,
+                });
+            }
+            let val = validity.map(|v| &v[b * CHECK_ROWS / 64..]);
+            let m = self.kernels.min_max(block, val)?;
+            self.fold(m);
+            if self.exceeded() {
+                abort.store(true, Ordering::Relaxed);
+                return Ok(Outcome::Exceeded {
+                    rows: b * CHECK_ROWS + block.len(),
+                });
+            }
+        }
+        Ok(Outcome::Within)
+    }
+}
