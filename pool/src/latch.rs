@@ -1,0 +1,164 @@
+//! The completion latch a batch's submitter waits on.
+//!
+//! It counts *hands*, not jobs: the submitter's own hand plus one per ticket
+//! handed to a worker. A hand releases the latch once, as its very last touch
+//! of the batch (the batch lives on the submitter's stack and is gone as soon
+//! as the submitter sees zero). The protocol and its orderings are described
+//! in `sleep/README.md`.
+
+use crate::sync::{AtomicUsize, Mutex, Ordering, SpinClock, lock, spin_hint, thread};
+use std::time::Duration;
+
+/// Low bit of the state: the submitter has parked (or is about to).
+const SLEEPING: usize = 1;
+/// One hand in the state word (the count lives above the `SLEEPING` bit).
+const HAND: usize = 2;
+
+/// A countdown of hands with spin-then-park waiting for one waiter.
+pub(crate) struct CompletionLatch {
+    /// `hands << 1 | SLEEPING`.
+    state: AtomicUsize,
+    /// The waiter's handle, set before it parks and taken by the hand that
+    /// brings the count to zero.
+    waiter: Mutex<Option<thread::Thread>>,
+}
+
+/// What a wait cost, for the pool's statistics.
+#[derive(Default)]
+pub(crate) struct WaitOutcome {
+    /// The waiter parked at least once.
+    pub(crate) parked: bool,
+    /// Nanoseconds spent spinning.
+    pub(crate) spin_ns: u64,
+}
+
+impl CompletionLatch {
+    /// A latch waiting for `hands` releases.
+    pub(crate) fn new(hands: usize) -> Self {
+        CompletionLatch {
+            state: AtomicUsize::new(hands * HAND),
+            waiter: Mutex::new(None),
+        }
+    }
+
+    /// Takes back `n` hands that were never handed out (tickets retracted
+    /// from the queue). Only the waiter calls this, before `wait`, so the
+    /// count cannot reach zero here while `SLEEPING` is set.
+    pub(crate) fn retract(&self, n: usize) {
+        self.state.fetch_sub(n * HAND, Ordering::AcqRel);
+    }
+
+    /// Releases one hand. This is the caller's last access to the latch
+    /// unless it is the last hand and the waiter sleeps, in which case it
+    /// takes the waiter's handle *before* publishing zero, so that nothing of
+    /// the latch is touched after the waiter may have returned.
+    pub(crate) fn release(&self) {
+        // AcqRel: Release publishes this hand's jobs to the waiter; Acquire
+        // makes the last hand see earlier hands' releases (and the waiter's
+        // handle, stored before it set SLEEPING).
+        let prev = self.state.fetch_sub(HAND, Ordering::AcqRel);
+        debug_assert!(prev >= HAND, "latch released more often than it has hands");
+        if prev == HAND | SLEEPING {
+            let waiter = lock(&self.waiter).take();
+            // Release: the waiter's Acquire load of 0 sees every job's effects.
+            self.state.store(0, Ordering::Release);
+            if let Some(t) = waiter {
+                t.unpark();
+            }
+        }
+    }
+
+    /// Whether every hand has released.
+    pub(crate) fn is_done(&self) -> bool {
+        self.state.load(Ordering::Acquire) == 0
+    }
+
+    /// Waits until every hand has released: spins for `window`, then parks.
+    pub(crate) fn wait(&self, window: Duration) -> WaitOutcome {
+        let mut out = WaitOutcome::default();
+        if self.is_done() {
+            return out;
+        }
+        let mut clock = SpinClock::start(window);
+        while !clock.expired() {
+            spin_hint();
+            if self.is_done() {
+                out.spin_ns = clock.elapsed_ns();
+                return out;
+            }
+        }
+        out.spin_ns = clock.elapsed_ns();
+        *lock(&self.waiter) = Some(thread::current());
+        let mut s = self.state.load(Ordering::Acquire);
+        loop {
+            if s == 0 {
+                return out;
+            }
+            // AcqRel on success: Release orders the handle store above before
+            // the bit the last hand reads with Acquire.
+            match self.state.compare_exchange_weak(
+                s,
+                s | SLEEPING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        out.parked = true;
+        // The last hand stores 0 and then unparks; a park token left by that
+        // unpark makes a park after the store return at once, so no wakeup
+        // can be lost. Spurious returns loop.
+        while !self.is_done() {
+            thread::park();
+        }
+        out
+    }
+}
+
+#[cfg(all(test, keel_loom))]
+mod tests {
+    use super::*;
+    use crate::sync::Arc;
+
+    /// The latch with two worker hands and the waiter's own hand: the waiter
+    /// always returns, and only after both workers' writes are visible.
+    #[test]
+    fn loom_latch_spin_then_park() {
+        loom::model(|| {
+            let latch = Arc::new(CompletionLatch::new(3));
+            let data = Arc::new(AtomicUsize::new(0));
+            let mut hs = Vec::new();
+            for _ in 0..2 {
+                let (l, d) = (latch.clone(), data.clone());
+                hs.push(thread::spawn(move || {
+                    d.fetch_add(1, Ordering::Relaxed);
+                    l.release();
+                }));
+            }
+            latch.release();
+            latch.wait(Duration::from_micros(1));
+            assert_eq!(data.load(Ordering::Relaxed), 2);
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+    }
+
+    /// Retracting hands that never started, then waiting with a zero window
+    /// (park at once).
+    #[test]
+    fn loom_latch_retract_and_park() {
+        loom::model(|| {
+            let latch = Arc::new(CompletionLatch::new(3));
+            let l = latch.clone();
+            let h = thread::spawn(move || l.release());
+            latch.retract(1);
+            latch.release();
+            latch.wait(Duration::ZERO);
+            assert!(latch.is_done());
+            h.join().unwrap();
+        });
+    }
+}

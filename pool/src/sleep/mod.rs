@@ -1,0 +1,235 @@
+//! Queueing, waking, spinning and parking: the protocol in `README.md` next
+//! to this file, which also justifies every memory ordering used here.
+
+use crate::batch::{BatchCore, BatchRef};
+use crate::queue::Queue;
+use crate::sync::{
+    AtomicBool, AtomicUsize, Counter, Mutex, MutexGuard, Ordering, SpinClock, lock, spin_hint,
+    thread,
+};
+use std::time::Duration;
+
+/// Statistics kept by the protocol (read through `Pool::stats`).
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) batches: Counter,
+    pub(crate) jobs: Counter,
+    pub(crate) wakes: Counter,
+    pub(crate) parks: Counter,
+    pub(crate) spins_found_work: Counter,
+    pub(crate) spin_ns: Counter,
+    pub(crate) submitter_parks: Counter,
+    pub(crate) submitter_spin_ns: Counter,
+}
+
+/// The pool's shared scheduling state.
+pub(crate) struct Sleep {
+    /// The one lock: queued batches, per-worker tickets, parked workers.
+    queue: Mutex<Queue>,
+    /// Shared tickets in the queue (a hint read by spinners without the
+    /// lock; written only under it).
+    pending: AtomicUsize,
+    /// Per worker: it has private (broadcast) tickets queued. Same rules as
+    /// `pending`; kept apart so that one worker's broadcast ticket does not
+    /// make the others spin on the lock.
+    mail: Box<[AtomicBool]>,
+    /// Workers inside their spin window (a hint for how many to wake).
+    spinning: AtomicUsize,
+    /// Shutdown hint for spinners (the authority is `Queue::shutdown`).
+    shutdown: AtomicBool,
+    /// Per worker: parked and not yet woken. Set under the lock by the
+    /// worker itself, cleared by whoever popped it from `Queue::idle`.
+    asleep: Box<[AtomicBool]>,
+    /// The spin window of workers and of waiting submitters.
+    pub(crate) window: Duration,
+    pub(crate) counters: Counters,
+}
+
+impl Sleep {
+    pub(crate) fn new(workers: usize, window: Duration) -> Self {
+        Sleep {
+            queue: Mutex::new(Queue::new(workers)),
+            pending: AtomicUsize::new(0),
+            spinning: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+            asleep: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            window,
+            counters: Counters::default(),
+        }
+    }
+
+    /// Queues `tickets` tickets of `batch` under one lock acquisition and
+    /// wakes as many parked workers as the batch can keep busy beyond the
+    /// workers already spinning (which will find the tickets themselves).
+    ///
+    /// # Safety
+    ///
+    /// `batch` is alive and counts `tickets` hands in its latch beyond the
+    /// submitter's; the submitter calls [`Sleep::retract`] and waits on the
+    /// latch before letting the batch go.
+    pub(crate) unsafe fn submit(&self, batch: BatchRef, tickets: usize) {
+        let mut q = lock(&self.queue);
+        // SAFETY: forwarded from this function's contract.
+        unsafe { q.push(batch, tickets) };
+        self.pending.fetch_add(tickets, Ordering::Relaxed);
+        let spinning = self.spinning.load(Ordering::Relaxed);
+        let want = tickets.saturating_sub(spinning).min(q.idle.len());
+        // Most recently parked first: their caches are the warmest.
+        let at = q.idle.len() - want;
+        let woken: Vec<(usize, thread::Thread)> = q.idle.drain(at..).collect();
+        drop(q);
+        self.wake(woken);
+    }
+
+    /// Queues one ticket of `batch` for each worker in `targets` and wakes
+    /// every parked one of them.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Sleep::submit`], with one latch hand per target.
+    pub(crate) unsafe fn submit_private(
+        &self,
+        batch: BatchRef,
+        targets: impl Iterator<Item = usize>,
+    ) {
+        let mut q = lock(&self.queue);
+        for w in targets {
+            q.push_private(w, batch);
+            self.mail[w].store(true, Ordering::Relaxed);
+        }
+        let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
+        drop(q);
+        self.wake(woken);
+    }
+
+    /// Takes back the tickets of `batch` that no worker took, and their
+    /// hands from its latch. Called by the submitter after its own share.
+    pub(crate) fn retract(&self, batch: &BatchCore<'_>) {
+        // Acquire pairs with the Release store of 0 made when the last
+        // ticket left the queue: 0 means no worker can take one any more.
+        if batch.unclaimed.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let mut q = lock(&self.queue);
+        let n = q.retract(BatchRef::new(batch));
+        self.pending.fetch_sub(n, Ordering::Relaxed);
+        drop(q);
+        if n > 0 {
+            batch.latch.retract(n);
+        }
+    }
+
+    fn wake(&self, woken: Vec<(usize, thread::Thread)>) {
+        if woken.is_empty() {
+            return;
+        }
+        self.counters.wakes.add(woken.len() as u64);
+        for (w, t) in woken {
+            // Release: nothing rides on it but the flag itself; the worker
+            // takes its ticket under the lock.
+            self.asleep[w].store(false, Ordering::Release);
+            t.unpark();
+        }
+    }
+
+    /// The next ticket for worker `w` (whose handle is `me`): takes one if
+    /// queued, else spins for the window, else parks until woken. `None`
+    /// once the pool shuts down.
+    pub(crate) fn next_ticket(&self, w: usize, me: &thread::Thread) -> Option<BatchRef> {
+        loop {
+            if self.has_work(w) {
+                let mut q = lock(&self.queue);
+                if let Some(b) = self.take(&mut q, w) {
+                    return Some(b);
+                }
+                if q.shutdown {
+                    return None;
+                }
+            }
+            if self.shutdown.load(Ordering::Relaxed) && lock(&self.queue).shutdown {
+                return None;
+            }
+            if self.spin(w) {
+                continue;
+            }
+            // Park: the final check and the registration as idle happen in
+            // one lock hold, so a submitter either sees this worker idle (and
+            // wakes it) or pushed its tickets before this check (and this
+            // worker takes one).
+            let mut q = lock(&self.queue);
+            if let Some(b) = self.take(&mut q, w) {
+                return Some(b);
+            }
+            if q.shutdown {
+                return None;
+            }
+            self.asleep[w].store(true, Ordering::Relaxed);
+            q.idle.push((w, me.clone()));
+            drop(q);
+            self.counters.parks.add(1);
+            // Acquire pairs with the waker's Release store; a spurious return
+            // of park, or a stale token, loops.
+            while self.asleep[w].load(Ordering::Acquire) {
+                thread::park();
+            }
+        }
+    }
+
+    /// Whether worker `w` may find a ticket (a hint; the lock decides).
+    #[inline]
+    fn has_work(&self, w: usize) -> bool {
+        self.pending.load(Ordering::Relaxed) > 0 || self.mail[w].load(Ordering::Relaxed)
+    }
+
+    /// Takes a ticket for `w` under the lock `q`, keeping the hints exact.
+    fn take(&self, q: &mut MutexGuard<'_, Queue>, w: usize) -> Option<BatchRef> {
+        let (b, private) = q.take(w)?;
+        if private {
+            if !q.has_private(w) {
+                self.mail[w].store(false, Ordering::Relaxed);
+            }
+        } else {
+            self.pending.fetch_sub(1, Ordering::Relaxed);
+        }
+        Some(b)
+    }
+
+    /// Spins up to the window; true if work (or shutdown) showed up.
+    fn spin(&self, w: usize) -> bool {
+        if self.window.is_zero() {
+            return false;
+        }
+        self.spinning.fetch_add(1, Ordering::Relaxed);
+        let mut clock = SpinClock::start(self.window);
+        let mut found = false;
+        while !clock.expired() {
+            spin_hint();
+            if self.has_work(w) {
+                found = true;
+                self.counters.spins_found_work.add(1);
+                break;
+            }
+            if self.shutdown.load(Ordering::Relaxed) {
+                found = true;
+                break;
+            }
+        }
+        // Decrement before taking the lock to take or park: a submitter that
+        // locks after this sees the worker as not spinning.
+        self.spinning.fetch_sub(1, Ordering::Relaxed);
+        self.counters.spin_ns.add(clock.elapsed_ns());
+        found
+    }
+
+    /// Marks the pool shut down and wakes every parked worker.
+    pub(crate) fn shutdown(&self) {
+        let mut q = lock(&self.queue);
+        debug_assert!(q.is_empty(), "shutdown with tickets queued");
+        q.shutdown = true;
+        self.shutdown.store(true, Ordering::Relaxed);
+        let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
+        drop(q);
+        self.wake(woken);
+    }
+}

@@ -1,0 +1,50 @@
+//! Panics inside jobs: caught on whichever hand ran the job, the first one
+//! kept, and resumed in the batch's submitter once the batch has completed.
+
+use crate::sync::{AtomicBool, Mutex, Ordering, lock};
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+
+/// The payload of a panic.
+type Payload = Box<dyn Any + Send + 'static>;
+
+/// Holds the first panic of a batch.
+pub(crate) struct PanicSlot {
+    /// Fast check, so a batch without panics never takes the lock.
+    any: AtomicBool,
+    first: Mutex<Option<Payload>>,
+}
+
+impl PanicSlot {
+    pub(crate) fn new() -> Self {
+        PanicSlot {
+            any: AtomicBool::new(false),
+            first: Mutex::new(None),
+        }
+    }
+
+    /// Runs `f`, keeping its panic (the first one only) instead of unwinding.
+    /// Unwind safety is asserted because the panic is resumed in the
+    /// submitter, which then observes the shared state exactly as if the job
+    /// had panicked on its own thread.
+    #[inline]
+    pub(crate) fn run(&self, f: impl FnOnce()) {
+        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
+            let mut first = lock(&self.first);
+            if first.is_none() {
+                *first = Some(p);
+            }
+            self.any.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Resumes the first panic, if any. Called by the submitter after the
+    /// latch opened, which orders every hand's store before this load.
+    pub(crate) fn resume_if_any(&self) {
+        if self.any.load(Ordering::Relaxed) {
+            if let Some(p) = lock(&self.first).take() {
+                resume_unwind(p);
+            }
+        }
+    }
+}

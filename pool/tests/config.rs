@@ -1,0 +1,59 @@
+//! Width and spin settings: builder, environment, defaults, bad input.
+#![cfg(not(keel_loom))]
+
+use keel_pool::{BuildError, ENV_SPIN_US, ENV_WORKERS, Pool, Source};
+use std::time::Duration;
+
+#[test]
+fn settings_sources_and_errors() {
+    assert!(matches!(
+        Pool::builder().width(0).build(),
+        Err(BuildError::ZeroWidth)
+    ));
+
+    let p = Pool::builder()
+        .width(2)
+        .spin_window(Duration::ZERO)
+        .build()
+        .unwrap();
+    assert_eq!((p.width(), p.config().width_source), (2, Source::Builder));
+    assert_eq!(
+        (p.config().spin, p.config().spin_source),
+        (Duration::ZERO, Source::Builder)
+    );
+    drop(p);
+
+    // The only test in this binary touches the environment, so nothing
+    // else reads it concurrently.
+    // SAFETY: no other thread of this process reads or writes the environment now.
+    unsafe {
+        std::env::set_var(ENV_WORKERS, "3");
+        std::env::set_var(ENV_SPIN_US, "250");
+    }
+    let p = Pool::new().unwrap();
+    assert_eq!((p.width(), p.config().width_source), (3, Source::Env));
+    assert_eq!(p.config().spin, Duration::from_micros(250));
+    assert_eq!(p.config().spin_source, Source::Env);
+    drop(p);
+    // The builder wins over the environment.
+    let p = Pool::builder().width(2).build().unwrap();
+    assert_eq!(p.width(), 2);
+    drop(p);
+
+    // SAFETY: as above.
+    unsafe {
+        std::env::set_var(ENV_WORKERS, "many");
+        std::env::set_var(ENV_SPIN_US, "-1");
+    }
+    let p = Pool::new().unwrap();
+    assert_ne!(p.config().width_source, Source::Env);
+    assert_eq!(p.config().spin_source, Source::Default);
+    assert_eq!(p.config().notes.len(), 2, "{:?}", p.config().notes);
+    assert!(p.config().notes[0].contains("KEEL_WORKERS=\"many\""));
+    assert!(p.width() >= 1);
+    // SAFETY: as above.
+    unsafe {
+        std::env::remove_var(ENV_WORKERS);
+        std::env::remove_var(ENV_SPIN_US);
+    }
+}

@@ -1,0 +1,79 @@
+//! Dropping the pool wakes and joins every worker: parked, spinning, or
+//! still finishing the tail of a batch.
+#![cfg(not(keel_loom))]
+
+use keel_pool::Pool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+#[test]
+fn drop_parked_spinning_and_right_after_work() {
+    let rounds = if cfg!(miri) { 3 } else { 200 };
+    for i in 0..rounds {
+        let spin = if i % 2 == 0 {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(5)
+        };
+        let pool = Pool::builder().width(3).spin_window(spin).build().unwrap();
+        let n = AtomicUsize::new(0);
+        pool.run(6, |_| {
+            n.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(n.load(Ordering::Relaxed), 6);
+        drop(pool); // workers are spinning, parking, or just released
+    }
+}
+
+#[test]
+fn drop_while_other_threads_hold_work_in_flight() {
+    // The pool is shared; the last owner drops it while another thread's
+    // batch has only just returned and workers are still winding down.
+    let pool = Arc::new(Pool::builder().width(3).build().unwrap());
+    let total = Arc::new(AtomicUsize::new(0));
+    let hs: Vec<_> = (0..2)
+        .map(|_| {
+            let (p, t) = (pool.clone(), total.clone());
+            std::thread::spawn(move || {
+                for _ in 0..50 {
+                    p.run(4, |_| {
+                        std::thread::sleep(Duration::from_micros(20));
+                        t.fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+            })
+        })
+        .collect();
+    drop(pool);
+    for h in hs {
+        h.join().unwrap();
+    }
+    assert_eq!(total.load(Ordering::Relaxed), 400);
+}
+
+#[test]
+fn dropped_from_its_own_job() {
+    let pool = Arc::new(Pool::builder().width(2).build().unwrap());
+    let p2 = pool.clone();
+    let slot = std::sync::Mutex::new(Some(p2));
+    // The last Arc goes away inside a job; the drop must not try to join
+    // the worker it runs on (if it runs on one).
+    pool.run(2, |_| {
+        let _ = slot.lock().unwrap().take();
+    });
+    drop(pool);
+}
+
+#[test]
+fn idle_pool_parks() {
+    let pool = Pool::builder()
+        .width(3)
+        .spin_window(Duration::from_micros(100))
+        .build()
+        .unwrap();
+    pool.run(3, |_| {});
+    std::thread::sleep(Duration::from_millis(50));
+    let s = pool.stats();
+    assert!(s.parks >= 2, "both workers parked after the window: {s:?}");
+}
