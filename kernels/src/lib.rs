@@ -22,6 +22,11 @@
 //!   those leaves carry `#[target_feature]`; their safety contract is "the CPU
 //!   supports this level and the caller checked the lengths", which the
 //!   `Kernels` value and the safe layer establish.
+//! * x86-64 dispatch arms and `use crate::arch::x86_64::..` lines are gated
+//!   `#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]`, the
+//!   cfg of the `arch::x86_64` module: soft-float targets such as
+//!   `x86_64-unknown-none` have no SSE, cannot compile vector code, and run
+//!   the scalar level. The `element::dispatch!` macro already does this.
 //! * Every SIMD leaf has a scalar twin in `arch::scalar` that is the oracle in
 //!   `tests/` (every length 0..=300 at every start offset 0..=63) and in the
 //!   fuzz targets.
@@ -55,6 +60,9 @@ pub mod bitmap;
 mod element;
 pub mod filter;
 pub mod gather;
+pub mod span;
+#[cfg(feature = "alloc")]
+pub mod zone;
 
 pub use element::Element;
 
