@@ -211,7 +211,13 @@ impl Buddy {
             // SAFETY: every page 2^k of a fresh region starts a free block of order k.
             unsafe {
                 (*r).pagemap[page] = PM_FREE | k as u8;
-                self.link(Region::page_ptr(r, page).cast(), k as u8, since, F_ZERO);
+                // Fresh pages are not resident: nothing for pass 5 to release.
+                self.link(
+                    Region::page_ptr(r, page).cast(),
+                    k as u8,
+                    since,
+                    F_ZERO | F_RELEASED,
+                );
             }
             self.free_bytes += PAGE << k;
         }

@@ -26,6 +26,7 @@ pub(crate) struct DirectHeader {
     pub(crate) magic: usize,
     base: *mut u8,
     map_len: usize,
+    map_align: usize,
     pub(crate) data: *mut u8,
     pub(crate) usable: usize,
     next: *mut DirectHeader,
@@ -78,13 +79,15 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         return Some((hit.0, hit.2));
     }
     let map_len = round_up(off.checked_add(pages)?, REGION)?;
-    let base = os::map(map_len, REGION);
+    // Aligning the base to `align` too makes `base + align` aligned.
+    let map_align = REGION.max(align);
+    let base = os::map(map_len, map_align);
     if base.is_null() {
         return None;
     }
     if !chunk_map_fits(base.addr(), map_len) {
         // SAFETY: we just mapped it.
-        unsafe { os::unmap(base, map_len, REGION) };
+        unsafe { os::unmap(base, map_len, map_align) };
         return None;
     }
     // SAFETY: `off < map_len`, so data and the header page are in the mapping.
@@ -96,6 +99,7 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             magic: MAGIC,
             base,
             map_len,
+            map_align,
             data,
             usable: map_len - off,
             next: ptr::null_mut(),
@@ -235,10 +239,10 @@ unsafe fn unmap_chain(mut chain: *mut DirectHeader) {
 unsafe fn unmap(h: *mut DirectHeader) {
     // SAFETY: header fields are valid until the unmap below.
     unsafe {
-        let (base, len) = ((*h).base, (*h).map_len);
+        let (base, len, align) = ((*h).base, (*h).map_len, (*h).map_align);
         (*h).magic = 0;
         mark_chunks(base.addr(), len, CHUNK_NONE, CHUNK_NONE);
-        os::unmap(base, len, REGION);
+        os::unmap(base, len, align);
         let g = global();
         g.mapped.fetch_sub(len as u64, Ordering::Relaxed);
         g.direct_maps.fetch_sub(1, Ordering::Relaxed);

@@ -268,6 +268,12 @@ impl Heap {
             .ok_or(AllocError)
     }
 
+    /// An identifier of the underlying heap (stable across abandon/adopt),
+    /// so a caller can see which heap it adopted.
+    pub fn id(&self) -> usize {
+        self.core.as_ptr().addr()
+    }
+
     #[inline]
     fn core(&self) -> &heap::HeapCore {
         // SAFETY: heaps are never unmapped.

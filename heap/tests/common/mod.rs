@@ -1,0 +1,63 @@
+//! Helpers shared by the test files.
+#![allow(dead_code)]
+
+/// A seeded xorshift generator (tests must be reproducible).
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn pattern(tag: u64) -> [u8; 251] {
+    let mut p = [0u8; 251];
+    for (i, b) in p.iter_mut().enumerate() {
+        *b = (tag as usize).wrapping_add(i * 31) as u8;
+    }
+    p
+}
+
+/// Fills `len` bytes at `p` with a pattern derived from `tag`.
+///
+/// # Safety
+/// `p` holds `len` writable bytes.
+pub unsafe fn fill(p: *mut u8, len: usize, tag: u64) {
+    let pat = pattern(tag);
+    // SAFETY: in bounds per the contract.
+    let dst = unsafe { std::slice::from_raw_parts_mut(p, len) };
+    for c in dst.chunks_mut(251) {
+        c.copy_from_slice(&pat[..c.len()]);
+    }
+}
+
+/// Whether `len` bytes at `p` still hold `fill`'s pattern for `tag`.
+///
+/// # Safety
+/// `p` holds `len` readable bytes.
+pub unsafe fn check(p: *const u8, len: usize, tag: u64) -> bool {
+    let pat = pattern(tag);
+    // SAFETY: in bounds per the contract.
+    let src = unsafe { std::slice::from_raw_parts(p, len) };
+    src.chunks(251).all(|c| c == &pat[..c.len()])
+}
+
+/// Resident set size in bytes from /proc/self/statm, if readable.
+pub fn rss() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
+
+/// Sizes scaled down under Miri.
+pub const fn scale(n: usize) -> usize {
+    if cfg!(miri) { n.div_ceil(50) } else { n }
+}

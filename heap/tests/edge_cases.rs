@@ -1,0 +1,394 @@
+//! Edge cases, one test per case (sizes, alignments, realloc, zeroing,
+//! cross-thread frees, abandonment and adoption, GC, the bad-free detector).
+#![cfg(not(keel_loom))]
+
+mod common;
+use common::{check, fill};
+use keel_heap::{BadPointer, Heap, MEDIUM_MAX, PAGE, SMALL_MAX, raw};
+
+fn roundtrip(h: &Heap, size: usize, align: usize) {
+    let p = h.alloc(size, align);
+    assert!(!p.is_null(), "size {size} align {align}");
+    assert_eq!(p as usize % align, 0, "size {size} align {align}");
+    // SAFETY: `p` is live and holds `size` bytes.
+    unsafe {
+        assert!(keel_heap::usable_size(p) >= size);
+        fill(p, size, size as u64);
+        assert!(check(p, size, size as u64));
+        h.free(p);
+    }
+}
+
+#[test]
+fn size_zero_gives_unique_non_null_pointers() {
+    let h = Heap::new().unwrap();
+    let a = h.alloc(0, 1);
+    let b = h.alloc(0, 1);
+    assert!(!a.is_null() && !b.is_null() && a != b);
+    let c = raw::alloc(0, 1);
+    assert!(!c.is_null() && c != a && c != b);
+    // SAFETY: all live, freed once.
+    unsafe {
+        h.free(a);
+        h.free(b);
+        raw::free(c);
+    }
+}
+
+#[test]
+fn size_one() {
+    let h = Heap::new().unwrap();
+    let ps: Vec<*mut u8> = (0..100).map(|_| h.alloc(1, 1)).collect();
+    for (i, &p) in ps.iter().enumerate() {
+        // SAFETY: each holds one byte.
+        unsafe { *p = i as u8 };
+    }
+    for (i, &p) in ps.iter().enumerate() {
+        // SAFETY: as above; freed once.
+        unsafe {
+            assert_eq!(*p, i as u8);
+            h.free(p);
+        }
+    }
+}
+
+#[test]
+fn every_class_boundary_plus_minus_one() {
+    let h = Heap::new().unwrap();
+    let mut boundaries: Vec<usize> = Vec::new();
+    let mut s = 16;
+    while s <= SMALL_MAX {
+        boundaries.push(s);
+        // Walk the class table through usable sizes.
+        let p = h.alloc(s + 1, 1);
+        // SAFETY: live block.
+        let next = unsafe { keel_heap::usable_size(p) };
+        // SAFETY: freed once.
+        unsafe { h.free(p) };
+        assert!(next > s);
+        s = next;
+    }
+    let mut b = 2 * PAGE;
+    while b <= MEDIUM_MAX {
+        boundaries.push(b);
+        b *= 2;
+    }
+    boundaries.extend([SMALL_MAX, MEDIUM_MAX, 2 * MEDIUM_MAX]);
+    for &b in &boundaries {
+        for s in [b - 1, b, b + 1] {
+            roundtrip(&h, s, 8);
+        }
+    }
+    h.gc();
+    h.is_valid().unwrap();
+}
+
+#[test]
+fn near_usize_max_sizes_return_null_without_abort() {
+    let h = Heap::new().unwrap();
+    for s in [
+        usize::MAX,
+        usize::MAX - PAGE,
+        isize::MAX as usize,
+        isize::MAX as usize + 1,
+        1 << 62,
+        1 << 47,
+    ] {
+        assert!(h.alloc(s, 8).is_null(), "size {s:#x}");
+        assert!(h.alloc_zeroed(s, 8).is_null());
+        assert!(raw::alloc(s, 8).is_null());
+        assert!(raw::alloc(s, 1 << 20).is_null());
+    }
+    assert!(h.alloc(8, 1 << 62).is_null(), "absurd alignment");
+    assert!(
+        h.allocate(core::alloc::Layout::from_size_align(usize::MAX / 4, 8).unwrap())
+            .is_err()
+    );
+}
+
+#[test]
+fn non_power_of_two_alignment_returns_null() {
+    let h = Heap::new().unwrap();
+    for a in [0, 3, 12, 4097] {
+        assert!(h.alloc(8, a).is_null());
+        assert!(raw::alloc(8, a).is_null());
+    }
+}
+
+#[test]
+fn alignments_1_to_4096_for_every_class() {
+    let h = Heap::new().unwrap();
+    let mut a = 1;
+    while a <= PAGE {
+        for s in [
+            0,
+            1,
+            15,
+            16,
+            100,
+            1000,
+            4096,
+            SMALL_MAX,
+            SMALL_MAX + 1,
+            100_000,
+            MEDIUM_MAX,
+            MEDIUM_MAX + 1,
+        ] {
+            roundtrip(&h, s, a);
+        }
+        a *= 2;
+    }
+    h.is_valid().unwrap();
+}
+
+#[test]
+fn alignments_above_page_size() {
+    let h = Heap::new().unwrap();
+    let mut a = 2 * PAGE;
+    while a <= 1 << 23 {
+        for s in [1, 5000, MEDIUM_MAX, 3 << 20] {
+            roundtrip(&h, s, a);
+        }
+        a *= 4;
+    }
+}
+
+#[test]
+fn realloc_growing_and_shrinking_across_classes() {
+    let h = Heap::new().unwrap();
+    let sizes = [
+        1usize,
+        24,
+        200,
+        3000,
+        SMALL_MAX + 1,
+        70_000,
+        MEDIUM_MAX + 5,
+        3 << 20,
+        50_000,
+        700,
+        9,
+        0,
+        64,
+    ];
+    let mut p = h.alloc(sizes[0], 8);
+    let mut len = sizes[0];
+    // SAFETY: `p` holds `len` bytes at each step.
+    unsafe {
+        fill(p, len, 7);
+        for &n in &sizes[1..] {
+            let q = h.realloc(p, n, 8);
+            assert!(!q.is_null(), "realloc to {n}");
+            let keep = len.min(n);
+            assert!(check(q, keep, 7), "contents lost resizing {len} -> {n}");
+            assert!(keel_heap::usable_size(q) >= n);
+            fill(q, n, 7);
+            p = q;
+            len = n;
+        }
+        // Through the raw API too, from null.
+        let r = raw::realloc(core::ptr::null_mut(), 100, 16);
+        fill(r, 100, 3);
+        let r = raw::realloc(r, 100_000, 16);
+        assert!(check(r, 100, 3));
+        raw::free(r);
+        h.free(p);
+    }
+}
+
+#[test]
+fn realloc_failure_returns_null_and_keeps_the_block() {
+    let h = Heap::new().unwrap();
+    let p = h.alloc(100, 8);
+    // SAFETY: `p` holds 100 bytes and stays live after the failed realloc.
+    unsafe {
+        fill(p, 100, 9);
+        assert!(h.realloc(p, usize::MAX / 2, 8).is_null());
+        assert!(raw::realloc(p, usize::MAX - 10, 8).is_null());
+        assert!(check(p, 100, 9));
+        h.free(p);
+    }
+}
+
+#[test]
+fn zeroed_allocation_really_zeroed_after_release_and_reuse() {
+    let h = Heap::new().unwrap();
+    let sizes = [
+        1usize,
+        48,
+        500,
+        4000,
+        SMALL_MAX,
+        20_000,
+        200_000,
+        MEDIUM_MAX,
+        2 << 20,
+    ];
+    for round in 0..3 {
+        let ps: Vec<_> = sizes.iter().map(|&s| (h.alloc(s, 8), s)).collect();
+        for &(p, s) in &ps {
+            // SAFETY: live blocks of `s` bytes; dirty them, then free.
+            unsafe { p.write_bytes(0xFF, s) };
+        }
+        for &(p, _) in &ps {
+            // SAFETY: freed once.
+            unsafe { h.free(p) };
+        }
+        match round {
+            0 => {}                 // straight reuse from slabs and the block cache
+            1 => h.gc(),            // after coalescing
+            _ => h.release_pages(), // after madvise
+        }
+        for &s in &sizes {
+            let z = h.alloc_zeroed(s, 8);
+            // SAFETY: live block of `s` bytes.
+            unsafe {
+                let bytes = std::slice::from_raw_parts(z, s);
+                assert!(
+                    bytes.iter().all(|&b| b == 0),
+                    "round {round} size {s} not zeroed"
+                );
+                h.free(z);
+            }
+        }
+    }
+    h.is_valid().unwrap();
+}
+
+struct SendPtr(*mut u8);
+// SAFETY: the pointer is handed over to exactly one thread.
+unsafe impl Send for SendPtr {}
+
+#[test]
+fn free_from_another_thread() {
+    let h = Heap::new().unwrap();
+    let ps: Vec<SendPtr> = (0..64)
+        .map(|i| SendPtr(h.alloc(16 + i * 1000, 8)))
+        .collect();
+    let before = h.stats();
+    std::thread::spawn(move || {
+        for p in ps {
+            // SAFETY: live blocks of another heap, freed once.
+            unsafe { raw::free(p.0) };
+        }
+    })
+    .join()
+    .unwrap();
+    h.gc();
+    let after = h.stats();
+    assert_eq!(after.foreign_frees - before.foreign_frees, 64);
+    assert!(after.in_use < before.in_use);
+    h.is_valid().unwrap();
+}
+
+#[test]
+fn free_after_the_owner_thread_exited() {
+    let ps: Vec<SendPtr> = std::thread::spawn(|| {
+        (0..100)
+            .map(|i| {
+                let p = raw::alloc(8 + i * 300, 8);
+                // SAFETY: `p` holds the bytes asked for.
+                unsafe { fill(p, 8 + i * 300, i as u64) };
+                SendPtr(p)
+            })
+            .collect()
+    })
+    .join()
+    .unwrap();
+    for (i, p) in ps.into_iter().enumerate() {
+        // SAFETY: live blocks of an abandoned heap, freed once.
+        unsafe {
+            assert!(check(p.0, 8 + i * 300, i as u64));
+            raw::free(p.0);
+        }
+    }
+}
+
+#[test]
+fn gc_with_pending_foreign_frees() {
+    let h = Heap::new().unwrap();
+    let ps: Vec<SendPtr> = (0..10).map(|_| SendPtr(h.alloc(200_000, 8))).collect();
+    std::thread::spawn(move || {
+        let o = Heap::new().unwrap();
+        for p in ps {
+            // SAFETY: freed once, through another heap.
+            unsafe { o.free(p.0) };
+        }
+    })
+    .join()
+    .unwrap();
+    let s0 = h.stats();
+    h.gc();
+    let s1 = h.stats();
+    assert_eq!(s1.foreign_frees - s0.foreign_frees, 10);
+    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
+    h.is_valid().unwrap();
+}
+
+#[test]
+fn gc_without_pending_foreign_frees() {
+    let h = Heap::new().unwrap();
+    // An adopted heap may come with frees from its previous life: drain them.
+    h.gc();
+    let p = h.alloc(5000, 8);
+    let s0 = h.stats();
+    h.gc();
+    let s1 = h.stats();
+    assert_eq!(s1.foreign_frees, s0.foreign_frees);
+    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
+    // SAFETY: live, freed once.
+    unsafe { h.free(p) };
+    h.gc();
+    h.is_valid().unwrap();
+}
+
+#[test]
+fn double_free_is_detected_and_reports_the_pointer() {
+    let h = Heap::new().unwrap();
+    for s in [24usize, 5000, 300_000, 3 << 20] {
+        let p = h.alloc(s, 8);
+        // SAFETY: `p` is live for the first check, then freed once; the
+        // checker only inspects keel-heap metadata afterwards.
+        unsafe {
+            assert_eq!(h.check_free(p), Ok(()));
+            h.free(p);
+            assert_eq!(
+                h.check_free(p),
+                Err(BadPointer::DoubleFree(p as usize)),
+                "size {s}"
+            );
+        }
+    }
+}
+
+#[test]
+fn foreign_and_interior_pointers_are_rejected() {
+    let h = Heap::new().unwrap();
+    let mut on_stack = 0u64;
+    let sp = (&raw mut on_stack).cast::<u8>();
+    let boxed = Box::into_raw(Box::new(5u64)).cast::<u8>();
+    assert!(!raw::owns(sp) && !raw::owns(boxed));
+    // SAFETY: the checker never dereferences pointers it does not own.
+    unsafe {
+        assert_eq!(h.check_free(sp), Err(BadPointer::Foreign(sp as usize)));
+        assert_eq!(keel_heap::usable_size(sp), 0);
+        assert_eq!(keel_heap::usable_size(core::ptr::null()), 0);
+        drop(Box::from_raw(boxed.cast::<u64>()));
+    }
+    let p = h.alloc(64, 8);
+    // SAFETY: `p + 8` is inside a live block; only metadata is inspected.
+    unsafe {
+        assert_eq!(
+            h.check_free(p.add(8)),
+            Err(BadPointer::Interior(p as usize + 8))
+        );
+        h.free(p);
+    }
+}
+
+#[test]
+fn raw_free_of_null_is_a_no_op() {
+    // SAFETY: null is allowed.
+    unsafe { raw::free(core::ptr::null_mut()) };
+    assert!(!raw::owns(core::ptr::null()));
+}
