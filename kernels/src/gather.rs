@@ -771,9 +771,9 @@ unsafe fn block(level: Level, src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>) {
     // proves the CPU supports it.
     unsafe {
         match level {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             Level::Avx512 => arch::x86_64::avx512::gather::block(src, idx, out, prefetch),
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             Level::Avx2 => arch::x86_64::avx2::gather::block(src, idx, out, prefetch),
             _ => arch::scalar::gather::block(src, idx, out, prefetch),
         }

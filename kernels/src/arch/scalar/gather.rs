@@ -33,12 +33,12 @@ impl Row for u64 {
 /// may be any address (it is computed with wrapping arithmetic).
 #[inline(always)]
 pub(crate) fn prefetch<T>(p: *const T) {
-    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse", not(miri)))]
     // SAFETY: prefetch is a hint; it never dereferences or faults on `p`.
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>())
     };
-    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse", not(miri))))]
     let _ = p;
 }
 
