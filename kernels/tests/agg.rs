@@ -15,11 +15,10 @@ where
     sweep::<T>(seed, |v, val, p, nulls| {
         let want_sum = s.sum(v, val).unwrap();
         let want = s.min_max(v, val).unwrap();
-        let want_min = s.min(v, val).unwrap();
-        let want_max = s.max(v, val).unwrap();
+        // The scalar twin's min and max entry points are checked against a
+        // naive loop in tests/naive.rs; here min_max's halves are the oracle.
+        let (want_min, want_max) = (want.map(|m| m.0), want.map(|m| m.1));
         let want_count = s.count(v, val).unwrap();
-        // The scalar level agrees with itself across entry points.
-        assert_eq!(want.map(|m| m.0).is_some(), want_min.is_some());
         for k in &levels {
             let ctx = || format!("{} {} len {} {p:?} {nulls:?}", k.level(), T::NAME, v.len());
             let got = k.sum(v, val).unwrap();

@@ -1,0 +1,203 @@
+//! The scalar twins against naive definitions: exact integer sums (i128),
+//! min/max by sorting under the documented order, counts by bit tests, and
+//! the float sum's stated error bound against a compensated sum.
+
+mod common;
+use common::*;
+use keel_kernels::{Element, Kernels, agg};
+
+fn valid_rows<T: Copy>(v: &[T], val: Option<&[u64]>) -> Vec<T> {
+    v.iter()
+        .enumerate()
+        .filter(|(i, _)| val.is_none_or(|b| b[i / 64] >> (i % 64) & 1 == 1))
+        .map(|(_, &x)| x)
+        .collect()
+}
+
+fn naive_min_max<T: Element>(rows: &[T]) -> Option<(T, T)> {
+    let mut s = rows.to_vec();
+    s.sort_by(|a, b| {
+        if a.order_lt(*b) {
+            std::cmp::Ordering::Less
+        } else if b.order_lt(*a) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    Some((*s.first()?, *s.last()?))
+}
+
+fn same_opt<T: Element>(a: Option<(T, T)>, b: Option<(T, T)>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.0.same(b.0) && a.1.same(b.1),
+        _ => false,
+    }
+}
+
+fn check_min_max_count<T: Gen>(seed: u64) {
+    let s = Kernels::scalar();
+    let mut r = Rng(seed);
+    for p in PATTERNS {
+        for nulls in NULLS {
+            for len in (0..=MAX_LEN).step_by(7) {
+                let v: Vec<T> = column(p, len, r.next());
+                let val = validity(nulls, len, r.next());
+                let val = val.as_deref();
+                let rows = valid_rows(&v, val);
+                let want = naive_min_max(&rows);
+                assert!(
+                    same_opt(s.min_max(&v, val).unwrap(), want),
+                    "{} {p:?} {nulls:?} {len}",
+                    T::NAME
+                );
+                assert!(same_opt(
+                    s.min(&v, val).unwrap().map(|m| (m, m)),
+                    want.map(|w| (w.0, w.0))
+                ));
+                assert!(same_opt(
+                    s.max(&v, val).unwrap().map(|m| (m, m)),
+                    want.map(|w| (w.1, w.1))
+                ));
+                assert_eq!(s.count(&v, val).unwrap(), rows.len());
+            }
+        }
+    }
+}
+
+#[test]
+fn min_max_count_equal_naive() {
+    check_min_max_count::<i64>(31);
+    check_min_max_count::<u64>(32);
+    check_min_max_count::<i32>(33);
+    check_min_max_count::<u32>(34);
+    check_min_max_count::<f64>(35);
+    check_min_max_count::<f32>(36);
+}
+
+#[test]
+fn float_order_is_total_order() {
+    let v = [0.0f64, -0.0, f64::NAN, 1.0, f64::NEG_INFINITY, -f64::NAN];
+    for k in Kernels::supported() {
+        let (mn, mx) = k.min_max(&v, None).unwrap().unwrap();
+        assert!(
+            mn.is_nan() && mn.is_sign_negative(),
+            "{}: negative NaN is least",
+            k.level()
+        );
+        assert!(
+            mx.is_nan() && mx.is_sign_positive(),
+            "{}: NaN is greatest",
+            k.level()
+        );
+        let (mn, mx) = k.min_max(&v[..2], None).unwrap().unwrap();
+        assert!(mn.to_bits() == (-0.0f64).to_bits() && mx.to_bits() == 0.0f64.to_bits());
+    }
+}
+
+macro_rules! int_sums {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let mut r = Rng(40);
+            for p in PATTERNS {
+                for nulls in NULLS {
+                    for len in (0..=MAX_LEN).step_by(5) {
+                        let v: Vec<$t> = column(p, len, r.next());
+                        let val = validity(nulls, len, r.next());
+                        let val = val.as_deref();
+                        let exact: i128 = valid_rows(&v, val).iter().map(|&x| x as i128).sum();
+                        for k in Kernels::supported() {
+                            let got = k.sum(&v, val).unwrap();
+                            // Wrapping: the exact sum modulo 2^64.
+                            assert_eq!(got as i128 as u64, exact as u64, "{} {len}", k.level());
+                            let checked = k.sum_checked(&v, val).unwrap();
+                            let fits = <<$t as Element>::Sum>::try_from(exact).ok();
+                            assert_eq!(checked, fits, "{} {len}", k.level());
+                        }
+                    }
+                }
+            }
+        }
+    };
+}
+int_sums!(i64_sum_wraps_and_checked_reports, i64);
+int_sums!(u64_sum_wraps_and_checked_reports, u64);
+int_sums!(i32_sum_widens, i32);
+int_sums!(u32_sum_widens, u32);
+
+#[test]
+fn wrapping_is_documented_behaviour() {
+    assert_eq!(agg::sum(&[i64::MAX, 1], None).unwrap(), i64::MIN);
+    assert_eq!(agg::sum_checked(&[i64::MAX, 1], None).unwrap(), None);
+    assert_eq!(agg::sum(&[u64::MAX, 2], None).unwrap(), 1);
+    assert_eq!(
+        agg::sum(&[i32::MAX, i32::MAX], None).unwrap(),
+        2 * i32::MAX as i64
+    );
+    assert_eq!(
+        agg::sum_checked(&[i32::MIN; 3], None).unwrap(),
+        Some(3 * i32::MIN as i64)
+    );
+}
+
+/// Neumaier's compensated sum in f64 (f32 inputs are exact in f64 and their
+/// sum stays far inside f64's precision here).
+fn compensated(xs: impl Iterator<Item = f64>) -> (f64, f64) {
+    let (mut s, mut c, mut abs) = (0.0f64, 0.0f64, 0.0f64);
+    for x in xs {
+        let t = s + x;
+        c += if s.abs() >= x.abs() {
+            (s - t) + x
+        } else {
+            (x - t) + s
+        };
+        s = t;
+        abs += x.abs();
+    }
+    (s + c, abs)
+}
+
+macro_rules! float_bound {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let u = <$t>::EPSILON as f64 / 2.0;
+            let lanes = <$t as Element>::SUM_LANES;
+            let mut r = Rng(50);
+            let lens: &[usize] = if cfg!(miri) {
+                &[0, 1, 100, 1000]
+            } else {
+                &[0, 1, 100, 1000, 10_000, 100_000]
+            };
+            for &len in lens {
+                for mix in 0..3 {
+                    let v: Vec<$t> = (0..len)
+                        .map(|_| {
+                            let m = (r.below(1 << 20) as f64 - (1 << 19) as f64) / 1024.0;
+                            (match mix {
+                                0 => m,
+                                1 => m.abs(),
+                                _ => m * 10f64.powi(r.below(12) as i32 - 6),
+                            }) as $t
+                        })
+                        .collect();
+                    let (exact, abs) = compensated(v.iter().map(|&x| x as f64));
+                    let kk = (len.div_ceil(lanes) + lanes.trailing_zeros() as usize) as f64;
+                    let bound = kk * u / (1.0 - kk * u) * abs;
+                    for k in Kernels::supported() {
+                        let got = k.sum(&v, None).unwrap() as f64;
+                        assert!(
+                            (got - exact).abs() <= bound,
+                            "{} len {len} mix {mix}: |{got} - {exact}| > {bound}",
+                            k.level()
+                        );
+                    }
+                }
+            }
+        }
+    };
+}
+float_bound!(f64_sum_within_stated_bound, f64);
+float_bound!(f32_sum_within_stated_bound, f32);
