@@ -363,9 +363,7 @@ impl Builder {
 
 #[cfg(feature = "topology")]
 fn detect_topology() -> Topology {
-    // Detection is filled in once keel-topology's live reader lands; until
-    // then the model is empty and the width falls back below.
-    Topology::default()
+    Topology::detect()
 }
 
 /// The default width and where it came from.

@@ -1,7 +1,7 @@
 //! Width and spin settings: builder, environment, defaults, bad input.
 #![cfg(not(keel_loom))]
 
-use keel_pool::{BuildError, ENV_SPIN_US, ENV_WORKERS, Pool, Source};
+use keel_pool::{BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WORKERS, Pool, Source};
 use std::time::Duration;
 
 #[test]
@@ -56,4 +56,19 @@ fn settings_sources_and_errors() {
         std::env::remove_var(ENV_WORKERS);
         std::env::remove_var(ENV_SPIN_US);
     }
+    // Default width: the topology's physical cores (bandwidth work).
+    #[cfg(feature = "topology")]
+    {
+    let p = Pool::new().unwrap();
+    let t = keel_topology::Topology::detect();
+    if t.cores().is_empty() {
+        assert_eq!(p.config().width_source, Source::AvailableParallelism);
+    } else {
+        assert_eq!(p.config().width_source, Source::Topology);
+        assert_eq!(p.width(), t.workers_for(keel_topology::Work::Bandwidth));
+    }
+    assert_eq!(
+        (p.config().spin, p.config().spin_source),
+        (DEFAULT_SPIN, Source::Default)
+    );
 }

@@ -241,7 +241,11 @@ mod tests {
     use std::time::Duration;
 
     fn pool(width: usize, spin: Duration) -> Pool {
-        Pool::builder().width(width).spin_window(spin).build().unwrap()
+        Pool::builder()
+            .width(width)
+            .spin_window(spin)
+            .build()
+            .unwrap()
     }
 
     /// Submit against a worker that may be starting, checking the queue or
