@@ -57,18 +57,19 @@ fn settings_sources_and_errors() {
         std::env::remove_var(ENV_SPIN_US);
     }
     // Default width: the topology's physical cores (bandwidth work).
+    let p = Pool::new().unwrap();
     #[cfg(feature = "topology")]
     {
-    let p = Pool::new().unwrap();
-    let t = keel_topology::Topology::detect();
-    if t.cores().is_empty() {
-        assert_eq!(p.config().width_source, Source::AvailableParallelism);
-    } else {
-        assert_eq!(p.config().width_source, Source::Topology);
-        assert_eq!(p.width(), t.workers_for(keel_topology::Work::Bandwidth));
+        let t = keel_topology::Topology::detect();
+        if t.cores().is_empty() {
+            assert_eq!(p.config().width_source, Source::AvailableParallelism);
+        } else {
+            assert_eq!(p.config().width_source, Source::Topology);
+            assert_eq!(p.width(), t.workers_for(keel_topology::Work::Bandwidth));
+        }
     }
-    assert_eq!(
-        (p.config().spin, p.config().spin_source),
-        (DEFAULT_SPIN, Source::Default)
-    );
+    #[cfg(not(feature = "topology"))]
+    assert_eq!(p.config().width_source, Source::AvailableParallelism);
+    assert_eq!(p.config().spin, DEFAULT_SPIN);
+    assert_eq!(p.config().spin_source, Source::Default);
 }
