@@ -60,6 +60,12 @@ pub mod bitmap;
 mod element;
 pub mod filter;
 pub mod gather;
+#[cfg(feature = "alloc")]
+pub mod groupby;
+pub mod hash;
+#[cfg(feature = "alloc")]
+pub mod hll;
+pub mod partition;
 pub mod span;
 #[cfg(feature = "alloc")]
 pub mod zone;

@@ -1,0 +1,124 @@
+//! AVX-512 HyperLogLog leaves. Hashing, register index and rank are
+//! computed eight keys per vector into a packed `(index << 8) | rank` block
+//! (the rank by smearing the top bit and `vpopcntq`); the register updates then run as a scalar loop
+//! over the block: a byte scatter-max would need conflict detection and
+//! scatters, which are slower than scalar stores on current cores.
+
+use core::arch::x86_64::*;
+
+use super::hash::Mixer;
+use crate::arch::scalar::hll as scalar;
+
+/// Keys per block: 1 KiB of packed updates on the stack.
+const BLOCK: usize = 256;
+
+/// Eight hashes to eight packed `(index << 8) | rank` dwords.
+#[inline(always)]
+fn pack(h: __m512i, p: u32) -> __m256i {
+    // SAFETY: only ever inlined into leaves compiled with AVX-512 enabled.
+    unsafe {
+        let idx = _mm512_srl_epi64(h, _mm_cvtsi32_si128(64 - p as i32));
+        let w = _mm512_or_si512(
+            _mm512_sll_epi64(h, _mm_cvtsi32_si128(p as i32)),
+            _mm512_set1_epi64(1i64 << (p - 1)),
+        );
+        // Smear the top set bit down so the lane holds 64 - lz ones, then
+        // count them (VPOPCNTDQ): integer-only, so it also builds for
+        // soft-float targets. 0xFE is the three-input OR.
+        let w = _mm512_ternarylogic_epi64::<0xFE>(
+            w,
+            _mm512_srli_epi64::<1>(w),
+            _mm512_srli_epi64::<2>(w),
+        );
+        let w = _mm512_ternarylogic_epi64::<0xFE>(
+            w,
+            _mm512_srli_epi64::<3>(w),
+            _mm512_srli_epi64::<6>(w),
+        );
+        let w = _mm512_ternarylogic_epi64::<0xFE>(
+            w,
+            _mm512_srli_epi64::<9>(w),
+            _mm512_srli_epi64::<18>(w),
+        );
+        let w = _mm512_ternarylogic_epi64::<0xFE>(
+            w,
+            _mm512_srli_epi64::<27>(w),
+            _mm512_srli_epi64::<54>(w),
+        );
+        let rank = _mm512_sub_epi64(_mm512_set1_epi64(65), _mm512_popcnt_epi64(w));
+        _mm512_cvtepi64_epi32(_mm512_or_si512(_mm512_slli_epi64::<8>(idx), rank))
+    }
+}
+
+/// AVX-512 twin of `arch::scalar::hll::add_u64`.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512; `4 <= p <= 18`; `regs.len() == 1 << p`.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
+    let mx = Mixer::new();
+    let s = _mm512_set1_epi64(seed as i64);
+    let mut packed = [0u32; BLOCK];
+    let mut chunks = keys.chunks_exact(BLOCK);
+    for chunk in &mut chunks {
+        for (j, q) in chunk.chunks_exact(8).enumerate() {
+            // SAFETY: q has 8 keys (64 bytes); packed[8j..8j+8] is in bounds
+            // since 8j + 8 <= BLOCK.
+            unsafe {
+                let k = _mm512_loadu_si512(q.as_ptr().cast());
+                let v = pack(mx.mix(_mm512_xor_si512(k, s)), p);
+                _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), v);
+            }
+        }
+        scalar::apply_packed(regs, &packed);
+    }
+    scalar::add_u64(regs, p, seed, chunks.remainder());
+}
+
+/// AVX-512 twin of `arch::scalar::hll::add_hashes`.
+///
+/// # Safety
+///
+/// As [`add_u64`].
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+pub(crate) unsafe fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
+    let mut packed = [0u32; BLOCK];
+    let mut chunks = hashes.chunks_exact(BLOCK);
+    for chunk in &mut chunks {
+        for (j, q) in chunk.chunks_exact(8).enumerate() {
+            // SAFETY: as in add_u64.
+            unsafe {
+                let h = _mm512_loadu_si512(q.as_ptr().cast());
+                _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), pack(h, p));
+            }
+        }
+        scalar::apply_packed(regs, &packed);
+    }
+    scalar::add_hashes(regs, p, chunks.remainder());
+}
+
+/// AVX-512 twin of `arch::scalar::hll::merge`: 256 registers per iteration.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512; `dst.len() == src.len()`.
+#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+pub(crate) unsafe fn merge(dst: &mut [u8], src: &[u8]) {
+    let n = dst.len().min(src.len());
+    let mut i = 0;
+    while i + 256 <= n {
+        // SAFETY: i + 256 <= n bounds the four 64-byte accesses to each slice.
+        unsafe {
+            let d = dst.as_mut_ptr().add(i);
+            let s = src.as_ptr().add(i);
+            for k in 0..4 {
+                let a = _mm512_loadu_si512(d.add(64 * k).cast());
+                let b = _mm512_loadu_si512(s.add(64 * k).cast());
+                _mm512_storeu_si512(d.add(64 * k).cast(), _mm512_max_epu8(a, b));
+            }
+        }
+        i += 256;
+    }
+    scalar::merge(&mut dst[i..n], &src[i..n]);
+}

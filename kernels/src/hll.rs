@@ -1,0 +1,416 @@
+//! HyperLogLog: approximate distinct counts in a few KiB.
+//!
+//! A sketch of precision `p` (4..=18; default 14) holds `m = 2^p` one-byte
+//! registers (16 KiB at p = 14, standard error about `1.04 / sqrt(m)` =
+//! 0.81%). A key is hashed with [`crate::hash::hash_u64`] under the sketch's
+//! seed; the top `p` bits pick a register and the register keeps the maximum
+//! rank (one plus the leading zeros of the other `64 - p` bits) seen.
+//!
+//! * [`HyperLogLog::add_u64_column`] hashes and ranks a column with SIMD
+//!   (eight keys per vector on AVX-512, four on AVX2) into a block of packed
+//!   updates, then applies the block with a scalar max loop.
+//! * [`HyperLogLog::merge`] is the element-wise max of the registers (SIMD):
+//!   the sketch of a union, exactly.
+//! * [`HyperLogLog::estimate`] is Otmar Ertl's improved raw estimator
+//!   ("New cardinality estimation algorithms for HyperLogLog sketches", 2017,
+//!   Algorithm 6). It uses the whole register histogram, including the
+//!   counts of empty and saturated registers, so it needs neither the
+//!   classic estimator's linear-counting switch nor an empirical bias table:
+//!   there is no bias bump at the switch-over (near `2.5 m`) that the classic
+//!   estimator shows.
+//!
+//! There is no sparse representation: a dense p = 14 sketch is 16 KiB, is
+//! merged in well under a microsecond, and the estimator is already exact to
+//! within rounding for small counts (a collision among 10 keys in 16 Ki
+//! registers is rare), so a sparse list would only save memory for many tiny
+//! sketches, at the price of a branchy insert path and a conversion. Callers
+//! that need many small sketches can use a lower precision.
+//!
+//! Needs the `alloc` feature (the registers live in a `Vec`). Nothing is
+//! cached: [`HyperLogLog::estimate`] reads the registers on every call.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::hash::{as_u64, hash_u64};
+use crate::{Error, Kernels};
+
+/// Smallest supported precision.
+pub const MIN_PRECISION: u8 = 4;
+/// Largest supported precision (256 KiB of registers).
+pub const MAX_PRECISION: u8 = 18;
+/// The default precision: 16 Ki registers, 16 KiB, ~0.81% standard error.
+pub const DEFAULT_PRECISION: u8 = 14;
+
+/// A HyperLogLog sketch with one byte per register.
+///
+/// ```
+/// use keel_kernels::hll::HyperLogLog;
+///
+/// let mut a = HyperLogLog::new(14)?;
+/// let keys: Vec<u64> = (0..100_000).collect();
+/// a.add_u64_column(&keys[..60_000]);
+/// let mut b = HyperLogLog::new(14)?;
+/// b.add_u64_column(&keys[40_000..]);
+/// a.merge(&b)?; // the sketch of the union
+/// let est = a.estimate();
+/// assert!((est - 100_000.0).abs() < 0.05 * 100_000.0);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HyperLogLog {
+    p: u8,
+    seed: u64,
+    registers: Vec<u8>,
+}
+
+fn check_precision(p: u8) -> Result<(), Error> {
+    if (MIN_PRECISION..=MAX_PRECISION).contains(&p) {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument {
+            what: "HyperLogLog precision must be in 4..=18",
+        })
+    }
+}
+
+impl Default for HyperLogLog {
+    fn default() -> Self {
+        HyperLogLog {
+            p: DEFAULT_PRECISION,
+            seed: crate::hash::DEFAULT_SEED,
+            registers: vec![0; 1 << DEFAULT_PRECISION],
+        }
+    }
+}
+
+impl HyperLogLog {
+    /// An empty sketch of precision `p` (4..=18) hashing with
+    /// [`crate::hash::DEFAULT_SEED`].
+    pub fn new(p: u8) -> Result<Self, Error> {
+        Self::with_seed(p, crate::hash::DEFAULT_SEED)
+    }
+
+    /// An empty sketch of precision `p` whose keys are hashed with `seed`.
+    /// Only sketches with the same precision and seed can be merged.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// assert!(HyperLogLog::with_seed(3, 7).is_err());
+    /// assert!(HyperLogLog::with_seed(19, 7).is_err());
+    /// assert_eq!(HyperLogLog::with_seed(4, 7)?.registers().len(), 16);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
+    pub fn with_seed(p: u8, seed: u64) -> Result<Self, Error> {
+        check_precision(p)?;
+        Ok(HyperLogLog {
+            p,
+            seed,
+            registers: vec![0; 1 << p],
+        })
+    }
+
+    /// Rebuilds a sketch from its registers (for example after
+    /// serialization). Fails if `registers.len() != 2^p` or a register holds
+    /// a rank above `65 - p`, the most any hash can produce.
+    pub fn from_registers(p: u8, seed: u64, registers: &[u8]) -> Result<Self, Error> {
+        check_precision(p)?;
+        if registers.len() != 1 << p {
+            return Err(Error::LengthMismatch {
+                what: "HyperLogLog registers",
+                expected: 1 << p,
+                actual: registers.len(),
+            });
+        }
+        if registers.iter().any(|&r| r > 65 - p) {
+            return Err(Error::InvalidArgument {
+                what: "HyperLogLog register above 65 - precision",
+            });
+        }
+        Ok(HyperLogLog {
+            p,
+            seed,
+            registers: registers.to_vec(),
+        })
+    }
+
+    /// The precision `p`.
+    pub fn precision(&self) -> u8 {
+        self.p
+    }
+
+    /// The hash seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// The `2^p` registers.
+    pub fn registers(&self) -> &[u8] {
+        &self.registers
+    }
+
+    /// Empties the sketch, keeping precision and seed.
+    pub fn clear(&mut self) {
+        self.registers.fill(0);
+    }
+
+    /// Adds one key.
+    #[inline]
+    pub fn add_u64(&mut self, key: u64) {
+        self.add_hash(hash_u64(key, self.seed));
+    }
+
+    /// Adds one `i64` key (its two's-complement bits, as
+    /// [`HyperLogLog::add_u64`]).
+    #[inline]
+    pub fn add_i64(&mut self, key: i64) {
+        self.add_u64(key as u64);
+    }
+
+    /// Adds one byte string, hashed with [`crate::hash::hash_bytes`].
+    pub fn add_bytes(&mut self, key: &[u8]) {
+        self.add_hash(crate::hash::hash_bytes(key, self.seed));
+    }
+
+    /// Adds a key already hashed by the caller. Equal keys must give equal
+    /// hashes, and every bit must be well mixed.
+    #[inline]
+    pub fn add_hash(&mut self, h: u64) {
+        let (i, r) = crate::arch::scalar::hll::index_rank(h, u32::from(self.p));
+        let slot = &mut self.registers[i];
+        *slot = (*slot).max(r);
+    }
+
+    /// Adds every key of a column, at the level in force.
+    pub fn add_u64_column(&mut self, keys: &[u64]) {
+        Kernels::current().hll_add_u64(self, keys);
+    }
+
+    /// Adds every key of an `i64` column, at the level in force.
+    pub fn add_i64_column(&mut self, keys: &[i64]) {
+        Kernels::current().hll_add_u64(self, as_u64(keys));
+    }
+
+    /// Adds a column of caller-computed hashes, at the level in force.
+    pub fn add_hashes(&mut self, hashes: &[u64]) {
+        Kernels::current().hll_add_hashes(self, hashes);
+    }
+
+    /// Merges `other` into `self` (element-wise max of the registers), at
+    /// the level in force. Afterwards `self` is exactly the sketch of the
+    /// union of both inputs.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut a = HyperLogLog::new(12)?;
+    /// let b = HyperLogLog::new(14)?;
+    /// assert!(a.merge(&b).is_err()); // different precisions
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
+    pub fn merge(&mut self, other: &HyperLogLog) -> Result<(), Error> {
+        Kernels::current().hll_merge(self, other)
+    }
+
+    /// The count of each register value `0..=65 - p` (Ertl's `C` vector).
+    pub fn histogram(&self) -> [u32; 66] {
+        // Four interleaved tables so consecutive equal values do not chain
+        // through one counter's store-to-load latency.
+        let mut c = [[0u32; 66]; 4];
+        let mut quads = self.registers.chunks_exact(4);
+        for q in &mut quads {
+            c[0][usize::from(q[0])] += 1;
+            c[1][usize::from(q[1])] += 1;
+            c[2][usize::from(q[2])] += 1;
+            c[3][usize::from(q[3])] += 1;
+        }
+        for &r in quads.remainder() {
+            c[0][usize::from(r)] += 1;
+        }
+        let mut out = [0u32; 66];
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = c[0][k] + c[1][k] + c[2][k] + c[3][k];
+        }
+        out
+    }
+
+    /// The estimated number of distinct keys added (Ertl's improved raw
+    /// estimator; see the module docs). Zero for an empty sketch; infinite
+    /// only if every register is saturated (on the order of 2^64 keys).
+    pub fn estimate(&self) -> f64 {
+        estimate_from_histogram(&self.histogram(), self.p)
+    }
+
+    /// [`HyperLogLog::estimate`] rounded to the nearest integer.
+    pub fn count(&self) -> u64 {
+        // The estimate is finite and at most ~m·2^(64-p); the cast saturates.
+        (self.estimate() + 0.5) as u64
+    }
+}
+
+/// Ertl's improved raw estimator from a register histogram `c` (`c[k]` is
+/// the number of registers holding `k`) at precision `p`.
+///
+/// ```
+/// use keel_kernels::hll::estimate_from_histogram;
+/// let mut c = [0u32; 66];
+/// c[0] = 1 << 14; // all registers empty
+/// assert_eq!(estimate_from_histogram(&c, 14), 0.0);
+/// ```
+pub fn estimate_from_histogram(c: &[u32; 66], p: u8) -> f64 {
+    let p = p.clamp(MIN_PRECISION, MAX_PRECISION);
+    let m = f64::from(1u32 << p);
+    let q = 64 - usize::from(p);
+    let mut z = m * tau(1.0 - f64::from(c[q + 1]) / m);
+    for k in (1..=q).rev() {
+        z = 0.5 * (z + f64::from(c[k]));
+    }
+    z += m * sigma(f64::from(c[0]) / m);
+    if z.is_infinite() {
+        return 0.0; // every register empty
+    }
+    // alpha_inf = 1 / (2 ln 2)
+    const ALPHA_INF: f64 = 0.721_347_520_444_481_7;
+    ALPHA_INF * m * m / z
+}
+
+/// Ertl's `sigma(x) = x + sum_{k>=1} x^(2^k) 2^(k-1)`, infinite at 1.
+fn sigma(mut x: f64) -> f64 {
+    if x >= 1.0 {
+        return f64::INFINITY;
+    }
+    let mut y = 1.0;
+    let mut z = x;
+    // Converges in < 64 steps for x < 1 in f64; the cap only guards NaN.
+    for _ in 0..1100 {
+        x *= x;
+        let prev = z;
+        z += x * y;
+        y += y;
+        if z == prev {
+            break;
+        }
+    }
+    z
+}
+
+/// Ertl's `tau(x) = (1 - x - sum_{k>=1} (1 - x^(2^-k))^2 2^-k) / 3`.
+fn tau(mut x: f64) -> f64 {
+    if x <= 0.0 || x >= 1.0 {
+        return 0.0;
+    }
+    let mut y = 1.0;
+    let mut z = 1.0 - x;
+    for _ in 0..1100 {
+        x = sqrt(x);
+        let prev = z;
+        y *= 0.5;
+        z -= (1.0 - x) * (1.0 - x) * y;
+        if z == prev {
+            break;
+        }
+    }
+    z / 3.0
+}
+
+/// Square root by Newton's method for `0 < x <= 1`, so the estimator is the
+/// same with and without `std` (core has no `f64::sqrt`).
+pub(crate) fn sqrt(x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    // Halving the exponent gives a start within a factor of ~1.5.
+    let mut y = f64::from_bits((x.to_bits() >> 1) + (0x3FF_u64 << 51));
+    for _ in 0..6 {
+        y = 0.5 * (y + x / y);
+    }
+    y
+}
+
+impl Kernels {
+    /// [`HyperLogLog::add_u64_column`] at this handle's level.
+    pub fn hll_add_u64(self, sketch: &mut HyperLogLog, keys: &[u64]) {
+        let (p, seed) = (u32::from(sketch.p), sketch.seed);
+        let regs = &mut sketch.registers[..];
+        match self.level() {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx2 => {
+                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
+                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
+                unsafe { crate::arch::x86_64::avx2::hll::add_u64(regs, p, seed, keys) }
+            }
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx512 => {
+                // SAFETY: as above, for AVX-512.
+                unsafe { crate::arch::x86_64::avx512::hll::add_u64(regs, p, seed, keys) }
+            }
+            _ => crate::arch::scalar::hll::add_u64(regs, p, seed, keys),
+        }
+    }
+
+    /// [`HyperLogLog::add_hashes`] at this handle's level.
+    pub fn hll_add_hashes(self, sketch: &mut HyperLogLog, hashes: &[u64]) {
+        let p = u32::from(sketch.p);
+        let regs = &mut sketch.registers[..];
+        match self.level() {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx2 => {
+                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
+                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
+                unsafe { crate::arch::x86_64::avx2::hll::add_hashes(regs, p, hashes) }
+            }
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx512 => {
+                // SAFETY: as above, for AVX-512.
+                unsafe { crate::arch::x86_64::avx512::hll::add_hashes(regs, p, hashes) }
+            }
+            _ => crate::arch::scalar::hll::add_hashes(regs, p, hashes),
+        }
+    }
+
+    /// [`HyperLogLog::merge`] at this handle's level.
+    pub fn hll_merge(self, dst: &mut HyperLogLog, src: &HyperLogLog) -> Result<(), Error> {
+        if dst.p != src.p {
+            return Err(Error::InvalidArgument {
+                what: "HyperLogLog merge: sketches have different precisions",
+            });
+        }
+        if dst.seed != src.seed {
+            return Err(Error::InvalidArgument {
+                what: "HyperLogLog merge: sketches have different hash seeds",
+            });
+        }
+        let (d, s) = (&mut dst.registers[..], &src.registers[..]);
+        match self.level() {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx2 => {
+                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
+                // it; equal precisions mean equal register counts.
+                unsafe { crate::arch::x86_64::avx2::hll::merge(d, s) }
+            }
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            crate::cpu::Level::Avx512 => {
+                // SAFETY: as above, for AVX-512.
+                unsafe { crate::arch::x86_64::avx512::hll::merge(d, s) }
+            }
+            _ => crate::arch::scalar::hll::merge(d, s),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sqrt_matches_std_on_the_unit_interval() {
+        extern crate std;
+        let mut x = 1e-300_f64;
+        while x <= 1.0 {
+            let (a, b) = (sqrt(x), std::primitive::f64::sqrt(x));
+            assert!((a - b).abs() <= 2.0 * f64::EPSILON * b, "{x}: {a} vs {b}");
+            x *= 1.37;
+        }
+        assert_eq!(sqrt(1.0), 1.0);
+    }
+}
