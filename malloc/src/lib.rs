@@ -1,2 +1,28 @@
 //! keel-malloc: keel-heap behind the C allocation family, for `LD_PRELOAD`.
-//! Work in progress.
+//!
+//! Build the shared library and preload it into any dynamically linked
+//! program:
+//!
+//! ```sh
+//! cargo build --release -p keel-malloc
+//! LD_PRELOAD=target/release/libkeel_malloc.so some-program
+//! ```
+//!
+//! The crate is a thin layer: all size, alignment and `errno` policy of the C
+//! API lives here ([`policy`]), all memory policy (size classes, per-thread
+//! heaps, cross-thread frees, the amortized GC) lives in `keel_heap::raw`.
+//! The exported symbols are in `exports.rs`; options from the environment in
+//! [`options`]; start-up, `fork` handlers and the exit report in [`init`] and
+//! [`report`].
+//!
+//! There is deliberately no `rlib`: linking this crate into a Rust binary
+//! would silently replace that binary's `malloc`. The exported symbols are
+//! compiled out of the crate's own unit-test binary for the same reason.
+
+pub mod init;
+pub mod options;
+pub mod policy;
+pub mod report;
+
+#[cfg(not(test))]
+mod exports;

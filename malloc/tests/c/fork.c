@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #define BUSY 3
-#define FORKS 20
+#define FORKS 12
 
 static atomic_int stop;
 

@@ -147,7 +147,7 @@ static void *worker(void *arg) {
             slots[i] = make(&rng);
             break;
         }
-        if (keel_gc != NULL && op % 5000 == 4999)
+        if (keel_gc != NULL && op % 1000 == 999)
             keel_gc();
     }
     for (size_t i = 0; i < SLOTS; i++)

@@ -1,0 +1,423 @@
+//! The C allocation API's rules, over `keel_heap::raw`.
+//!
+//! Everything the C standard, POSIX and glibc say about sizes, alignments and
+//! `errno` is decided here; keel-heap only ever sees a size and a power-of-two
+//! alignment it can serve. The pure parts (overflow, alignment and page
+//! rounding rules) are separate functions so they are unit-tested without
+//! preloading anything.
+
+use core::ffi::c_int;
+use keel_heap::raw;
+
+/// The alignment every `malloc` result has: `alignof(max_align_t)` on the
+/// 64-bit targets glibc supports, and what programs built with SSE assume.
+pub const MIN_ALIGN: usize = 16;
+
+/// Requests above this are refused with `ENOMEM` before reaching the heap:
+/// no mapping can be this large, and rounding it up could overflow.
+pub const MAX_SIZE: usize = isize::MAX as usize - (1 << 20);
+
+/// Allocations at least this large check the heap's collection deadline
+/// first ([`raw::maybe_collect`]): they are slow paths anyway, and a program
+/// that never calls `gc()` must still return idle memory.
+pub const COLLECT_AT: usize = 256 << 10;
+
+/// Every this many allocations a thread also checks the collection deadline,
+/// so a program that only makes small allocations still decays idle memory.
+/// (The check reads the clock; once in 4096 calls it costs nothing
+/// measurable.)
+pub const COLLECT_EVERY: u32 = 4096;
+
+/// Allocation counters, one per cache line, picked by a hash of the calling
+/// thread's id. Not a thread-local on purpose: in a shared library every
+/// thread-local access is a call to `__tls_get_addr`, measured at 6% of the
+/// instructions of a small-object workload, while `pthread_self` is one load.
+/// Two threads that hash to the same slot share a counter, which only makes
+/// the deadline check come a little sooner; the counters are plain
+/// load/store, so a lost update only delays it.
+#[repr(align(64))]
+struct TickSlot(core::sync::atomic::AtomicU32);
+
+const TICK_SLOTS: usize = 64;
+static TICKS: [TickSlot; TICK_SLOTS] =
+    [const { TickSlot(core::sync::atomic::AtomicU32::new(0)) }; TICK_SLOTS];
+
+/// Counts an allocation; every [`COLLECT_EVERY`] calls of one thread runs
+/// [`raw::maybe_collect`].
+#[inline]
+fn tick() {
+    use core::sync::atomic::Ordering::Relaxed;
+    // SAFETY: pthread_self has no preconditions; it reads the thread pointer.
+    let id = unsafe { libc::pthread_self() } as usize as u64;
+    let slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % TICK_SLOTS;
+    let c = &TICKS[slot].0;
+    let n = c.load(Relaxed).wrapping_add(1);
+    c.store(n, Relaxed);
+    if n % COLLECT_EVERY == 0 {
+        raw::maybe_collect();
+    }
+}
+
+/// Why a request is refused before it reaches the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// `EINVAL`: an alignment the function does not accept.
+    BadAlignment,
+    /// `ENOMEM`: the size overflows or exceeds [`MAX_SIZE`].
+    TooLarge,
+}
+
+impl Refusal {
+    /// The `errno` value C expects.
+    pub fn errno(self) -> c_int {
+        match self {
+            Refusal::BadAlignment => libc::EINVAL,
+            Refusal::TooLarge => libc::ENOMEM,
+        }
+    }
+}
+
+/// `n * size` for `calloc` and `reallocarray`, refused on overflow.
+pub fn array_size(n: usize, size: usize) -> Result<usize, Refusal> {
+    match n.checked_mul(size) {
+        Some(t) if t <= MAX_SIZE => Ok(t),
+        _ => Err(Refusal::TooLarge),
+    }
+}
+
+/// `posix_memalign`'s rule: a power of two that is a multiple of
+/// `sizeof(void *)`.
+pub fn posix_alignment(align: usize) -> Result<usize, Refusal> {
+    if align.is_power_of_two() && align % size_of::<*mut u8>() == 0 {
+        Ok(align.max(MIN_ALIGN))
+    } else {
+        Err(Refusal::BadAlignment)
+    }
+}
+
+/// `aligned_alloc`'s rule (C17, glibc >= 2.38): any power of two. The size
+/// need not be a multiple of the alignment (C17 dropped that requirement).
+pub fn aligned_alloc_alignment(align: usize) -> Result<usize, Refusal> {
+    if align.is_power_of_two() {
+        Ok(align.max(MIN_ALIGN))
+    } else {
+        Err(Refusal::BadAlignment)
+    }
+}
+
+/// `memalign`'s legacy rule, as glibc: any alignment is rounded up to a power
+/// of two; one beyond the largest power of two is `EINVAL`.
+pub fn memalign_alignment(align: usize) -> Result<usize, Refusal> {
+    if align <= MIN_ALIGN {
+        return Ok(MIN_ALIGN);
+    }
+    align
+        .checked_next_power_of_two()
+        .ok_or(Refusal::BadAlignment)
+}
+
+/// `pvalloc`'s size: rounded up to whole pages, at least one page.
+pub fn pvalloc_size(size: usize, page: usize) -> Result<usize, Refusal> {
+    debug_assert!(page.is_power_of_two());
+    match size.checked_add(page - 1) {
+        Some(s) if s <= MAX_SIZE => Ok((s & !(page - 1)).max(page)),
+        _ => Err(Refusal::TooLarge),
+    }
+}
+
+/// The system page size (queried once; 4096 until then is never used because
+/// `sysconf` cannot fail for `_SC_PAGESIZE`).
+pub fn page_size() -> usize {
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    static PAGE: AtomicUsize = AtomicUsize::new(0);
+    let p = PAGE.load(Ordering::Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // SAFETY: sysconf has no preconditions and does not allocate.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let p = if p > 0 && (p as usize).is_power_of_two() {
+        p as usize
+    } else {
+        4096
+    };
+    PAGE.store(p, Ordering::Relaxed);
+    p
+}
+
+/// Sets the calling thread's `errno`.
+pub fn set_errno(e: c_int) {
+    // SAFETY: __errno_location returns the calling thread's errno slot, valid
+    // for the thread's lifetime.
+    unsafe { *libc::__errno_location() = e };
+}
+
+fn refuse(r: Refusal) -> *mut u8 {
+    set_errno(r.errno());
+    core::ptr::null_mut()
+}
+
+/// Allocates `size` bytes aligned to `align` (a power of two), sets `ENOMEM`
+/// on failure. Straight-line on the fast path (no closure, no extra call):
+/// the size limit, the retry and `errno` live in [`alloc_slow`].
+#[inline]
+fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
+    crate::init::ensure();
+    if size < COLLECT_AT {
+        tick();
+        let p = if zeroed {
+            raw::alloc_zeroed(size, align)
+        } else {
+            raw::alloc(size, align)
+        };
+        if !p.is_null() {
+            return p;
+        }
+    }
+    alloc_slow(size, align, zeroed)
+}
+
+/// Large requests and failures: refuses sizes beyond [`MAX_SIZE`], checks
+/// the collection deadline before mapping, and on failure asks the heap to
+/// release what it holds free and tries once more, so cached free memory
+/// never turns into a spurious out-of-memory.
+#[cold]
+#[inline(never)]
+fn alloc_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
+    if size > MAX_SIZE {
+        return refuse(Refusal::TooLarge);
+    }
+    let get = || {
+        if zeroed {
+            raw::alloc_zeroed(size, align)
+        } else {
+            raw::alloc(size, align)
+        }
+    };
+    if size >= COLLECT_AT {
+        raw::maybe_collect();
+        let p = get();
+        if !p.is_null() {
+            return p;
+        }
+    }
+    raw::release_pages();
+    let p = get();
+    if p.is_null() {
+        return refuse(Refusal::TooLarge);
+    }
+    p
+}
+
+/// `malloc`: `size` 0 gives a unique pointer (keel-heap's contract).
+#[inline]
+pub fn malloc(size: usize) -> *mut u8 {
+    alloc_with(size, MIN_ALIGN, false)
+}
+
+/// `calloc`: overflow of `n * size` is `ENOMEM`.
+#[inline]
+pub fn calloc(n: usize, size: usize) -> *mut u8 {
+    match array_size(n, size) {
+        Ok(total) => alloc_with(total, MIN_ALIGN, true),
+        Err(r) => refuse(r),
+    }
+}
+
+/// Whether keel-heap manages `p`. Pointers it does not own (a program bug, or
+/// memory from before the preload took effect) are never passed to it.
+#[inline]
+fn ours(p: *const u8) -> bool {
+    raw::owns(p)
+}
+
+/// `free`: null is a no-op; a pointer keel-heap does not own is left alone
+/// (reported when the checker is on).
+///
+/// # Safety
+/// `p` is null or a live block from this allocator, not used afterwards.
+#[inline]
+pub unsafe fn free(p: *mut u8) {
+    if p.is_null() {
+        return;
+    }
+    if !ours(p) {
+        crate::report::foreign_pointer("free", p);
+        return;
+    }
+    // SAFETY: `p` is non-null, owned by keel-heap, and by the caller's
+    // contract a live block not used after this call.
+    unsafe { raw::free(p) };
+}
+
+/// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
+/// (C17 leaves it implementation-defined; matching glibc keeps preloaded
+/// programs' behaviour unchanged); on failure the block stays valid.
+///
+/// # Safety
+/// `p` is null or a live block from this allocator.
+pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
+    if p.is_null() {
+        return malloc(size);
+    }
+    if size == 0 {
+        // SAFETY: forwarded caller contract; C says `p` is not used after a
+        // successful realloc, and glibc's realloc(p, 0) frees it.
+        unsafe { free(p) };
+        return core::ptr::null_mut();
+    }
+    if size > MAX_SIZE {
+        return refuse(Refusal::TooLarge);
+    }
+    if !ours(p) {
+        crate::report::foreign_pointer("realloc", p);
+        return refuse(Refusal::TooLarge);
+    }
+    if size >= COLLECT_AT {
+        raw::maybe_collect();
+    }
+    // SAFETY: `p` is a live keel-heap block (checked above) and MIN_ALIGN is a
+    // power of two; on failure keel-heap leaves `p` valid.
+    let mut q = unsafe { raw::realloc(p, size, MIN_ALIGN) };
+    if q.is_null() {
+        raw::release_pages();
+        // SAFETY: as above; `p` is still valid after the failed attempt.
+        q = unsafe { raw::realloc(p, size, MIN_ALIGN) };
+        if q.is_null() {
+            return refuse(Refusal::TooLarge);
+        }
+    }
+    q
+}
+
+/// `reallocarray`: `realloc(p, n * size)` with overflow refused (`ENOMEM`,
+/// the block left valid).
+///
+/// # Safety
+/// As [`realloc`].
+pub unsafe fn reallocarray(p: *mut u8, n: usize, size: usize) -> *mut u8 {
+    match array_size(n, size) {
+        // SAFETY: forwarded caller contract.
+        Ok(total) => unsafe { realloc(p, total) },
+        Err(r) => refuse(r),
+    }
+}
+
+/// `posix_memalign`: returns the error number and leaves `errno` and `*out`
+/// untouched on failure.
+///
+/// # Safety
+/// `out` is valid for a pointer-sized write.
+pub unsafe fn posix_memalign(out: *mut *mut u8, align: usize, size: usize) -> c_int {
+    let align = match posix_alignment(align) {
+        Ok(a) => a,
+        Err(r) => return r.errno(),
+    };
+    // SAFETY: __errno_location is the calling thread's errno slot.
+    let saved = unsafe { *libc::__errno_location() };
+    let p = alloc_with(size, align, false);
+    set_errno(saved);
+    if p.is_null() {
+        return libc::ENOMEM;
+    }
+    // SAFETY: the caller guarantees `out` is writable.
+    unsafe { *out = p };
+    0
+}
+
+/// `aligned_alloc`: a non-power-of-two alignment is `EINVAL`.
+pub fn aligned_alloc(align: usize, size: usize) -> *mut u8 {
+    match aligned_alloc_alignment(align) {
+        Ok(a) => alloc_with(size, a, false),
+        Err(r) => refuse(r),
+    }
+}
+
+/// `memalign`: glibc's lenient rules (see [`memalign_alignment`]).
+pub fn memalign(align: usize, size: usize) -> *mut u8 {
+    match memalign_alignment(align) {
+        Ok(a) => alloc_with(size, a, false),
+        Err(r) => refuse(r),
+    }
+}
+
+/// `valloc`: page-aligned.
+pub fn valloc(size: usize) -> *mut u8 {
+    alloc_with(size, page_size(), false)
+}
+
+/// `pvalloc`: page-aligned, size rounded up to whole pages (at least one).
+pub fn pvalloc(size: usize) -> *mut u8 {
+    let page = page_size();
+    match pvalloc_size(size, page) {
+        Ok(s) => alloc_with(s, page, false),
+        Err(r) => refuse(r),
+    }
+}
+
+/// `malloc_usable_size`: 0 for null and for pointers keel-heap does not own.
+///
+/// # Safety
+/// `p` is null or a live block from this allocator.
+#[inline]
+pub unsafe fn usable_size(p: *const u8) -> usize {
+    if p.is_null() || !ours(p) {
+        return 0;
+    }
+    // SAFETY: `p` is a live keel-heap block by the caller's contract.
+    unsafe { raw::usable_size(p) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn array_overflow_is_too_large() {
+        assert_eq!(array_size(3, 5), Ok(15));
+        assert_eq!(array_size(0, usize::MAX), Ok(0));
+        assert_eq!(array_size(usize::MAX / 2 + 2, 2), Err(Refusal::TooLarge));
+        assert_eq!(array_size(usize::MAX, usize::MAX), Err(Refusal::TooLarge));
+        assert_eq!(array_size(1, MAX_SIZE + 1), Err(Refusal::TooLarge));
+        assert_eq!(Refusal::TooLarge.errno(), libc::ENOMEM);
+    }
+
+    #[test]
+    fn posix_alignment_rule() {
+        for bad in [0, 1, 2, 4, 3, 24, 48, 4097, usize::MAX] {
+            assert_eq!(posix_alignment(bad), Err(Refusal::BadAlignment), "{bad}");
+        }
+        assert_eq!(posix_alignment(8), Ok(MIN_ALIGN));
+        assert_eq!(posix_alignment(4096), Ok(4096));
+        assert_eq!(posix_alignment(1 << 40), Ok(1 << 40));
+        assert_eq!(Refusal::BadAlignment.errno(), libc::EINVAL);
+    }
+
+    #[test]
+    fn aligned_alloc_and_memalign_rules() {
+        assert_eq!(aligned_alloc_alignment(0), Err(Refusal::BadAlignment));
+        assert_eq!(aligned_alloc_alignment(3), Err(Refusal::BadAlignment));
+        assert_eq!(aligned_alloc_alignment(1), Ok(MIN_ALIGN));
+        assert_eq!(aligned_alloc_alignment(64), Ok(64));
+        assert_eq!(memalign_alignment(0), Ok(MIN_ALIGN));
+        assert_eq!(memalign_alignment(3), Ok(MIN_ALIGN));
+        assert_eq!(memalign_alignment(17), Ok(32));
+        assert_eq!(memalign_alignment(4096), Ok(4096));
+        assert_eq!(memalign_alignment(4097), Ok(8192));
+        assert_eq!(
+            memalign_alignment(usize::MAX / 2 + 2),
+            Err(Refusal::BadAlignment)
+        );
+    }
+
+    #[test]
+    fn pvalloc_rounds_to_pages() {
+        assert_eq!(pvalloc_size(0, 4096), Ok(4096));
+        assert_eq!(pvalloc_size(1, 4096), Ok(4096));
+        assert_eq!(pvalloc_size(4096, 4096), Ok(4096));
+        assert_eq!(pvalloc_size(4097, 4096), Ok(8192));
+        assert_eq!(pvalloc_size(usize::MAX, 4096), Err(Refusal::TooLarge));
+        assert_eq!(pvalloc_size(MAX_SIZE, 4096), Err(Refusal::TooLarge));
+        assert!(page_size().is_power_of_two());
+    }
+}

@@ -1,0 +1,73 @@
+//! Environment options: `KEEL_HEAP_STATS=1` prints statistics at exit,
+//! a malformed value is ignored with a warning, and with `KEEL_HEAP_DECAY_MS`
+//! a program that never calls gc still returns its idle memory.
+
+mod common;
+
+use common::{Run, assert_success, compile, run};
+
+#[test]
+#[ignore = "keel-heap bug: alloc_small_slow publishes slab_hits = 0 - 1 (heap.rs), \
+            so raw::stats() overflows (stats.rs snapshot) and panics in debug builds"]
+fn stats_printed_at_exit() {
+    let exe = compile("memalign.c");
+    let out = run(
+        &exe,
+        &[],
+        &Run {
+            preload: true,
+            env: &[("KEEL_HEAP_STATS", "1")],
+            dir: None,
+        },
+    );
+    assert_success("memalign.c with KEEL_HEAP_STATS=1", &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("keel-malloc statistics"),
+        "no statistics on stderr: {stderr:?}"
+    );
+    let quiet = run(&exe, &[], &Run::KEEL);
+    assert_success("memalign.c without KEEL_HEAP_STATS", &quiet);
+    assert!(
+        quiet.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}
+
+#[test]
+fn malformed_option_warns_and_is_ignored() {
+    let exe = compile("memalign.c");
+    let out = run(
+        &exe,
+        &[],
+        &Run {
+            preload: true,
+            env: &[
+                ("KEEL_HEAP_PURGE_EVERY", "often"),
+                ("KEEL_HEAP_DECAY_MS", "250"),
+            ],
+            dir: None,
+        },
+    );
+    assert_success("memalign.c with a malformed option", &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ignoring KEEL_HEAP_PURGE_EVERY=often: not a decimal number"),
+        "{stderr:?}"
+    );
+    assert!(!stderr.contains("KEEL_HEAP_DECAY_MS"), "{stderr:?}");
+}
+
+#[test]
+fn idle_memory_returns_without_gc_calls() {
+    let out = common::check_program(
+        "idle.c",
+        &[],
+        &[
+            ("KEEL_HEAP_DECAY_MS", "100"),
+            ("KEEL_HEAP_PURGE_EVERY", "16"),
+        ],
+    );
+    assert!(out.contains("idle: ok"), "{out}");
+}
