@@ -46,6 +46,7 @@ mod foreign;
 mod gc;
 mod heap;
 mod os;
+mod placement;
 mod region;
 mod size_class;
 mod slab;
@@ -63,6 +64,10 @@ mod loom_models;
 
 #[cfg(feature = "std")]
 pub use global::KeelAlloc;
+pub use placement::{
+    Decision, FallbackReason, NoOpReason, NodeMask, Placement, PlacementOutcome, Policy,
+    current_policy, decide, place,
+};
 pub use region::BadPointer;
 pub use stats::Stats;
 pub use valid::InvalidHeap;

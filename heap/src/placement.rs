@@ -30,10 +30,6 @@
 
 use core::fmt;
 
-#[cfg(not(keel_heap_os_numa))]
-#[path = "os/numa.rs"]
-mod numa;
-#[cfg(keel_heap_os_numa)]
 use crate::os::numa;
 
 /// How the pages of a block should be spread over NUMA nodes.
@@ -392,10 +388,24 @@ pub fn place<T>(buf: &[T], placement: Placement, nodes: &[u32]) -> PlacementOutc
     )
 }
 
-/// The policy and node mask the kernel reports for the page holding `addr`
-/// (`get_mempolicy(MPOL_F_ADDR)`), or the errno; `None` for a mode this
-/// crate does not set (preferred, local).
-pub(crate) fn policy_at(addr: *const u8) -> Result<Option<(Policy, NodeMask)>, i32> {
+/// The policy and node mask the kernel reports for the page holding the
+/// first byte of `buf` (`get_mempolicy(MPOL_F_ADDR)`): `Ok(None)` for a mode
+/// this crate does not set (preferred, local), `Err` with the reason where
+/// the kernel will not say.
+///
+/// ```
+/// use keel_heap::{current_policy, place, Placement, Policy};
+/// let buf = vec![0u8; 1 << 20];
+/// if place(&buf[4096..], Placement::Interleave, &[0]).is_applied() {
+///     let (policy, nodes) = current_policy(&buf[8192..]).unwrap().unwrap();
+///     assert_eq!((policy, nodes.to_string().as_str()), (Policy::Interleave, "0"));
+/// }
+/// ```
+pub fn current_policy<T>(buf: &[T]) -> Result<Option<(Policy, NodeMask)>, FallbackReason> {
+    policy_at(buf.as_ptr().cast()).map_err(FallbackReason::from_errno)
+}
+
+fn policy_at(addr: *const u8) -> Result<Option<(Policy, NodeMask)>, i32> {
     let (mode, words) = numa::get_mempolicy(addr as usize)?;
     let policy = match mode {
         numa::MPOL_DEFAULT => Policy::Default,
@@ -411,6 +421,7 @@ mod tests {
     extern crate std;
     use super::*;
     use std::println;
+    use std::string::ToString;
     use std::vec::Vec;
 
     fn mask(nodes: &[u32]) -> NodeMask {
@@ -426,7 +437,10 @@ mod tests {
         use Decision::*;
         assert_eq!(decide(&[], Placement::Auto), NoOp(NoOpReason::NoNodes));
         assert_eq!(decide(&[3], Placement::Auto), NoOp(NoOpReason::SingleNode));
-        assert_eq!(decide(&[3, 3], Placement::Auto), NoOp(NoOpReason::SingleNode));
+        assert_eq!(
+            decide(&[3, 3], Placement::Auto),
+            NoOp(NoOpReason::SingleNode)
+        );
         assert_eq!(
             decide(&[1, 0], Placement::Auto),
             Apply {
@@ -434,7 +448,10 @@ mod tests {
                 nodes: mask(&[0, 1])
             }
         );
-        assert_eq!(decide(&[], Placement::Interleave), NoOp(NoOpReason::NoNodes));
+        assert_eq!(
+            decide(&[], Placement::Interleave),
+            NoOp(NoOpReason::NoNodes)
+        );
         // Asked for explicitly, interleave over one node is applied.
         assert_eq!(
             decide(&[0], Placement::Interleave),
@@ -450,13 +467,19 @@ mod tests {
                 nodes: mask(&[2])
             }
         );
-        assert_eq!(decide(&[0, 2], Placement::Node(1)), NoOp(NoOpReason::NoSuchNode(1)));
+        assert_eq!(
+            decide(&[0, 2], Placement::Node(1)),
+            NoOp(NoOpReason::NoSuchNode(1))
+        );
         assert_eq!(
             decide(&[0, 5000], Placement::Node(5000)),
             NoOp(NoOpReason::NoSuchNode(5000))
         );
         // Unrepresentable numbers are ignored, not counted as a second node.
-        assert_eq!(decide(&[0, 5000], Placement::Auto), NoOp(NoOpReason::SingleNode));
+        assert_eq!(
+            decide(&[0, 5000], Placement::Auto),
+            NoOp(NoOpReason::SingleNode)
+        );
         assert_eq!(
             decide(&[], Placement::Default),
             Apply {
@@ -497,7 +520,10 @@ mod tests {
         let big: Vec<u32> = (0..64).collect();
         let mut cases: Vec<(&str, &[u32])> = cases.to_vec();
         cases.push(("256ia64-64n2s2c", &big));
-        let base = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/fixtures/topology");
+        let base = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/fixtures/topology"
+        );
         let mut ran = 0;
         for (name, expected) in cases {
             let root = std::format!("{base}/{name}/root");
@@ -505,8 +531,8 @@ mod tests {
                 println!("skipping {name}: fixture {root} is absent");
                 continue;
             }
-            let topo = keel_topology::Topology::from_root(&root)
-                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let topo =
+                keel_topology::Topology::from_root(&root).unwrap_or_else(|e| panic!("{name}: {e}"));
             let nodes: Vec<u32> = topo.numa_nodes().iter().map(|n| n.os_index).collect();
             assert_eq!(nodes, expected, "{name}: usable nodes");
             let all = mask(expected);
@@ -651,14 +677,19 @@ mod tests {
             let out = place(m.bytes(), placement, &nodes);
             println!("{placement:?}: {out}");
             match out {
-                PlacementOutcome::Applied { policy: p, nodes: n } => {
+                PlacementOutcome::Applied {
+                    policy: p,
+                    nodes: n,
+                } => {
                     assert_eq!((p, n), (policy, want));
                     read_back(&m, policy, want);
                     // Touching the pages under the policy must work.
                     // SAFETY: the mapping is writable and owned by this test.
                     unsafe { m.ptr.write_bytes(1, m.len) };
                 }
-                PlacementOutcome::Fallback { policy: p, reason, .. } => {
+                PlacementOutcome::Fallback {
+                    policy: p, reason, ..
+                } => {
                     assert_eq!(p, policy);
                     assert!(
                         matches!(

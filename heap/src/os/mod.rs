@@ -15,3 +15,4 @@ pub(crate) use unix::{map, now_ms, release, unmap, write_stderr};
 mod miri;
 #[cfg(miri)]
 pub(crate) use miri::{map, now_ms, release, unmap, write_stderr};
+pub(crate) mod numa;

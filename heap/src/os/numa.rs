@@ -1,6 +1,6 @@
 //! NUMA memory policy syscalls: `mbind` and `get_mempolicy`, raw through
 //! `libc::syscall` (no libnuma). Linux only; elsewhere, and under Miri, every
-//! call reports [`ENOSYS`] so callers fall back the same way as on a kernel
+//! call reports `ENOSYS` so callers fall back the same way as on a kernel
 //! built without NUMA.
 
 /// `MPOL_DEFAULT`: the thread's policy (normally local allocation).
@@ -10,9 +10,6 @@ pub(crate) const MPOL_BIND: i32 = 2;
 /// `MPOL_INTERLEAVE`: pages round-robin over the given nodes.
 pub(crate) const MPOL_INTERLEAVE: i32 = 3;
 
-/// What the fallbacks report: no such system call.
-pub(crate) const ENOSYS: i32 = libc::ENOSYS;
-
 /// Node-mask words: 16 × 64 = 1024 nodes, Linux's largest `MAX_NUMNODES`.
 pub(crate) const MASK_WORDS: usize = 16;
 
@@ -20,12 +17,16 @@ pub(crate) const MASK_WORDS: usize = 16;
 /// aligned) for future faults. `mask` is ignored for [`MPOL_DEFAULT`].
 /// Returns the errno on failure.
 ///
-/// # Safety
-///
-/// `addr..addr + len` must be memory the caller owns: the policy change does
-/// not touch its contents, but it does apply to whoever else maps it.
+/// Safe to call on any range: a policy never touches page contents, and an
+/// unmapped range is an error (`EFAULT`/`ENOMEM`). Callers should own the
+/// range, since the policy applies to everyone who maps those pages.
 #[cfg(all(target_os = "linux", not(miri)))]
-pub(crate) unsafe fn mbind(addr: usize, len: usize, mode: i32, mask: &[u64; MASK_WORDS]) -> Result<(), i32> {
+pub(crate) fn mbind(
+    addr: usize,
+    len: usize,
+    mode: i32,
+    mask: &[u64; MASK_WORDS],
+) -> Result<(), i32> {
     let (mask_ptr, maxnode) = if mode == MPOL_DEFAULT {
         (core::ptr::null::<u64>(), 0usize)
     } else {
@@ -33,7 +34,7 @@ pub(crate) unsafe fn mbind(addr: usize, len: usize, mode: i32, mask: &[u64; MASK
         (mask.as_ptr(), MASK_WORDS * 64 + 1)
     };
     // SAFETY: the kernel reads `mask` (MASK_WORDS words, live for the call)
-    // and changes only the policy of the caller's range (contract).
+    // and changes only the memory policy of the range, never its contents.
     let r = unsafe { libc::syscall(libc::SYS_mbind, addr, len, mode, mask_ptr, maxnode, 0u32) };
     if r == 0 { Ok(()) } else { Err(errno()) }
 }
@@ -57,7 +58,11 @@ pub(crate) fn get_mempolicy(addr: usize) -> Result<(i32, [u64; MASK_WORDS]), i32
             MPOL_F_ADDR,
         )
     };
-    if r == 0 { Ok((mode, mask)) } else { Err(errno()) }
+    if r == 0 {
+        Ok((mode, mask))
+    } else {
+        Err(errno())
+    }
 }
 
 /// The system page size.
@@ -75,19 +80,20 @@ fn errno() -> i32 {
 }
 
 /// See the Linux version: without NUMA syscalls this always reports `ENOSYS`.
-///
-/// # Safety
-///
-/// None beyond the Linux version's (nothing is called).
 #[cfg(not(all(target_os = "linux", not(miri))))]
-pub(crate) unsafe fn mbind(_addr: usize, _len: usize, _mode: i32, _mask: &[u64; MASK_WORDS]) -> Result<(), i32> {
-    Err(ENOSYS)
+pub(crate) fn mbind(
+    _addr: usize,
+    _len: usize,
+    _mode: i32,
+    _mask: &[u64; MASK_WORDS],
+) -> Result<(), i32> {
+    Err(libc::ENOSYS)
 }
 
 /// See the Linux version: without NUMA syscalls this always reports `ENOSYS`.
 #[cfg(not(all(target_os = "linux", not(miri))))]
 pub(crate) fn get_mempolicy(_addr: usize) -> Result<(i32, [u64; MASK_WORDS]), i32> {
-    Err(ENOSYS)
+    Err(libc::ENOSYS)
 }
 
 /// The page size assumed where it cannot be asked.
