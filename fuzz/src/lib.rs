@@ -3,3 +3,4 @@
 //! Each target in `fuzz_targets/` is a thin `fuzz_target!` that decodes its
 //! input with `arbitrary` and calls one function here, so the harness logic
 //! is ordinary Rust that can also be unit-tested and replayed.
+pub mod topology;
