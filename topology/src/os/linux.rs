@@ -16,7 +16,7 @@ use std::{format, vec};
 
 use crate::build::Raw;
 use crate::parse::{self, ParseError};
-use crate::{Cache, CacheKind, CoreKind, CpuSet, NumaNode, TopologyError};
+use crate::{Cache, CacheKind, CpuSet, NumaNode, TopologyError};
 
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
@@ -189,6 +189,7 @@ pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
     raw.offline = exist.and_not(&online);
     // hwloc skips CPUs whose topology directory is absent.
     let topo: CpuSet = online
+        .and(&dirs)
         .iter()
         .filter(|c| fs.exists(&format!("{CPU_DIR}/cpu{c}/topology")))
         .collect();
@@ -201,7 +202,8 @@ pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
     }
     read_caches(&fs, &topo, &mut raw)?;
     read_numa(&fs, &online, &mut raw)?;
-    raw.core_kinds = read_kinds(&fs, &online, &cpuinfo)?;
+    // Kinds cover the CPUs with topology, as hwloc's PU set does.
+    raw.core_kinds = crate::os::kinds::read(&fs, &topo)?;
 
     // Allowed = affinity ∩ cgroup cpuset.
     let cg = Cgroups::read(&fs)?;
@@ -578,11 +580,6 @@ impl CpuInfo {
             && matches!(family.as_deref(), Some("21") | Some("22"));
         Ok(info)
     }
-}
-
-/// Core kinds, ordered efficient to performant.
-fn read_kinds(fs: &Sysfs, online: &CpuSet, _info: &CpuInfo) -> Res<Vec<CoreKind>> {
-    crate::os::kinds::read(fs, online)
 }
 
 /// The process's cgroups: where each hierarchy is mounted and the process's
