@@ -67,6 +67,8 @@ pub fn to_json(t: &Topology) -> Value {
             "os_index": p.os_index,
             "cpus": p.cpus.to_string(),
         })).collect::<Vec<_>>(),
+        "dies": t.dies().iter().map(|d| d.to_string()).collect::<Vec<_>>(),
+        "clusters": t.clusters().iter().map(|c| c.to_string()).collect::<Vec<_>>(),
         "numa_nodes": t.numa_nodes().iter().map(|n| json!({
             "os_index": n.os_index,
             "cpus": n.cpus.to_string(),

@@ -22,6 +22,10 @@ pub struct Raw {
     pub cores: Vec<CpuSet>,
     /// Packages: OS index (if usable) and online CPUs.
     pub packages: Vec<(Option<u32>, CpuSet)>,
+    /// Dies (CPU sets) where sysfs has them.
+    pub dies: Vec<CpuSet>,
+    /// Clusters (CPU sets sharing e.g. an L2 on ARM) where sysfs has them.
+    pub clusters: Vec<CpuSet>,
     /// NUMA nodes over online CPUs.
     pub numa_nodes: Vec<NumaNode>,
     /// Cache instances over online CPUs.
@@ -106,6 +110,17 @@ impl Raw {
             })
             .collect();
         cores.sort_by_key(|c| c.cpus.first());
+        let narrow = |v: Vec<CpuSet>| -> Vec<CpuSet> {
+            let mut v: Vec<CpuSet> = v
+                .into_iter()
+                .map(|s| s.and(&usable))
+                .filter(|s| !s.is_empty())
+                .collect();
+            v.sort_by_key(|s| s.first());
+            v
+        };
+        let dies = narrow(self.dies);
+        let clusters = narrow(self.clusters);
         let fallback = if self.notes.is_empty() {
             None
         } else {
@@ -117,6 +132,8 @@ impl Raw {
             usable,
             cores,
             packages,
+            dies,
+            clusters,
             numa_nodes,
             caches,
             core_kinds,

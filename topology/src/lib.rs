@@ -39,6 +39,11 @@ pub use model::{Cache, CacheKind, Core, CoreKind, CpuSet, NumaNode, Package, Wor
 #[cfg(feature = "std")]
 mod load;
 
+// The README's examples run as doctests.
+#[cfg(all(doctest, feature = "std"))]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -51,6 +56,8 @@ pub struct Topology {
     pub(crate) usable: CpuSet,
     pub(crate) cores: Vec<Core>,
     pub(crate) packages: Vec<Package>,
+    pub(crate) dies: Vec<CpuSet>,
+    pub(crate) clusters: Vec<CpuSet>,
     pub(crate) numa_nodes: Vec<NumaNode>,
     pub(crate) caches: Vec<Cache>,
     pub(crate) core_kinds: Vec<CoreKind>,
@@ -82,6 +89,19 @@ impl Topology {
     /// Packages with at least one usable CPU.
     pub fn packages(&self) -> &[Package] {
         &self.packages
+    }
+
+    /// Dies (the usable CPUs of each) where sysfs reports multi-CPU dies;
+    /// empty otherwise.
+    pub fn dies(&self) -> &[CpuSet] {
+        &self.dies
+    }
+
+    /// Clusters (the usable CPUs of each; on ARM, cores sharing an L2 or a
+    /// scheduler domain) where sysfs reports them and they differ from
+    /// dies and packages; empty otherwise.
+    pub fn clusters(&self) -> &[CpuSet] {
+        &self.clusters
     }
 
     /// NUMA nodes with at least one usable CPU.

@@ -220,3 +220,41 @@ fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Dies are not in `expected`; ask hwloc itself where it is installed.
+#[test]
+fn dies_agree_with_hwloc_calc() {
+    let Some(dirs) = fixtures() else { return };
+    if std::process::Command::new("hwloc-calc")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: hwloc-calc not found (install the `hwloc` package, as ci/deps.sh does)");
+        return;
+    }
+    let mut checked = 0;
+    for d in &dirs {
+        let root = d.join("root");
+        if !root
+            .join("sys/devices/system/cpu/cpu0/topology/die_cpus")
+            .exists()
+        {
+            continue;
+        }
+        let out = std::process::Command::new("hwloc-calc")
+            .args(["--number-of", "die", "all"])
+            .env("HWLOC_FSROOT", &root)
+            .env("HWLOC_COMPONENTS", "linux,stop")
+            .output()
+            .unwrap();
+        let theirs: usize = String::from_utf8_lossy(&out.stdout)
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        let t = Topology::from_root(&root).unwrap();
+        assert_eq!(t.dies().len(), theirs, "{}", d.display());
+        checked += 1;
+    }
+    assert!(checked >= 4, "fixtures with die_cpus: {checked}");
+}

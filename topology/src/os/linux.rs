@@ -252,13 +252,7 @@ fn read_cores_and_packages(fs: &Sysfs, topo: &CpuSet, info: &CpuInfo, raw: &mut 
             if thread_with_core_id == 1 {
                 raw.cores.push(core::iter::once(i).collect());
             } else if !not_first_of_core {
-                // A CPU outside its own mask (inconsistent sysfs) still
-                // gets a core so it is never lost.
-                if coreset.is_empty() {
-                    raw.cores.push(core::iter::once(i).collect());
-                } else {
-                    raw.cores.push(coreset);
-                }
+                raw.cores.push(coreset);
             }
         }
         if not_first_of_core {
@@ -268,14 +262,28 @@ fn read_cores_and_packages(fs: &Sysfs, topo: &CpuSet, info: &CpuInfo, raw: &mut 
             Some(s) => Some(s),
             None => fs.cpumask(&format!("{t}/core_siblings"))?,
         };
-        if let Some(pkg) = pkg {
-            let pkg = pkg.and(topo);
+        let pkg = pkg.map(|p| p.and(topo));
+        if let Some(pkg) = &pkg {
             if pkg.first() == Some(i) {
                 let id = fs.int(&format!("{t}/physical_package_id"))?;
                 let id = id.and_then(|v| u32::try_from(v).ok());
-                raw.packages.push((id, pkg));
+                raw.packages.push((id, pkg.clone()));
             }
         }
+        // Dies and clusters, made by their first CPU; single-CPU ones are
+        // kernel defaults on arches without them.
+        let first_of = |name: &str| -> Res<Option<CpuSet>> {
+            Ok(fs
+                .cpumask(&format!("{t}/{name}"))?
+                .map(|s| s.and(topo))
+                .filter(|s| s.len() > 1 && s.first() == Some(i)))
+        };
+        // A die equal to its package adds no structure (hwloc drops it too).
+        let die = first_of("die_cpus")?.filter(|d| Some(d) != pkg.as_ref());
+        let cluster = first_of("cluster_cpus")?
+            .filter(|c| Some(c) != die.as_ref() && Some(c) != pkg.as_ref());
+        raw.dies.extend(die);
+        raw.clusters.extend(cluster);
     }
     if !cores_seen && !topo.is_empty() {
         raw.notes
