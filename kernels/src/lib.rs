@@ -72,6 +72,11 @@ pub mod zone;
 
 pub use element::Element;
 
+/// The README's examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 use cpu::Level;
 
 /// A handle for one dispatch level that the running CPU supports.

@@ -41,7 +41,7 @@ fn check_type<T: Gen>(seed: u64) {
     let mut r = Rng(seed);
     for (pi, p) in PATTERNS.into_iter().enumerate() {
         let buf: Vec<T> = column(p, MAX_LEN + MAX_OFF + 1, seed ^ pi as u64);
-        for len in 0..=MAX_LEN {
+        for len in lens() {
             let words = len.div_ceil(64);
             let offs: Vec<usize> = if matches!(p, Pattern::Edges) {
                 (0..=MAX_OFF).collect()

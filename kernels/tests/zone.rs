@@ -8,7 +8,7 @@ use keel_kernels::filter::{CmpOp, Predicate};
 use keel_kernels::zone::{Class, ZoneMap};
 use keel_kernels::{Error, Kernels};
 
-const ROWS: usize = if cfg!(miri) { 700 } else { 5000 };
+const ROWS: usize = if cfg!(miri) { 300 } else { 5000 };
 
 fn preds<T: Gen>(v: &[T], r: &mut Rng) -> Vec<Predicate<T>> {
     let pick = |r: &mut Rng| {
