@@ -130,24 +130,30 @@ impl<T: Element> ZoneMap<T> {
         self.mins.len()
     }
 
-    /// Rows in chunk `i`.
-    pub fn rows_in(&self, i: usize) -> usize {
+    /// Rows in chunk `i` (the last chunk may hold fewer), `None` past the
+    /// last chunk.
+    pub fn rows_in(&self, i: usize) -> Option<usize> {
+        (i < self.chunks()).then(|| self.rows_of(i))
+    }
+
+    fn rows_of(&self, i: usize) -> usize {
         (self.rows - i * self.chunk_rows()).min(self.chunk_rows())
     }
 
-    /// Valid rows in chunk `i`.
-    pub fn valid_in(&self, i: usize) -> usize {
-        self.valid[i] as usize
+    /// Valid rows in chunk `i`, `None` past the last chunk.
+    pub fn valid_in(&self, i: usize) -> Option<usize> {
+        self.valid.get(i).map(|&v| v as usize)
     }
 
-    /// Whether chunk `i` has a null row.
-    pub fn has_null(&self, i: usize) -> bool {
-        self.valid_in(i) < self.rows_in(i)
+    /// Whether chunk `i` has a null row, `None` past the last chunk.
+    pub fn has_null(&self, i: usize) -> Option<bool> {
+        Some(self.valid_in(i)? < self.rows_of(i))
     }
 
-    /// `(min, max)` of chunk `i`'s valid rows, `None` if all are null.
+    /// `(min, max)` of chunk `i`'s valid rows; `None` if all are null or `i`
+    /// is past the last chunk.
     pub fn chunk_min_max(&self, i: usize) -> Option<(T, T)> {
-        (self.valid[i] > 0).then(|| (self.mins[i], self.maxs[i]))
+        (*self.valid.get(i)? > 0).then(|| (self.mins[i], self.maxs[i]))
     }
 
     /// Column minimum from the chunks: O(chunks).
@@ -166,7 +172,8 @@ impl<T: Element> ZoneMap<T> {
             .reduce(|a, b| if a.order_lt(b) { b } else { a })
     }
 
-    /// Chunk `i`'s class under `pred`.
+    /// Chunk `i`'s class under `pred` (`AllFail` past the last chunk: it
+    /// has no rows).
     pub fn classify(&self, i: usize, pred: Predicate<T>) -> Class {
         match self.chunk_min_max(i) {
             None => Class::AllFail,
@@ -215,7 +222,7 @@ impl<T: Element> ZoneMap<T> {
         let cw = self.chunk_rows() / 64;
         let mut stats = FilterStats::default();
         for i in 0..self.chunks() {
-            let rows = self.rows_in(i);
+            let rows = self.rows_of(i);
             let words = bitmap_words(rows);
             let o = &mut out[i * cw..i * cw + words];
             let val = validity.map(|b| &b[i * cw..i * cw + words]);

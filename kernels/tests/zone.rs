@@ -63,7 +63,7 @@ fn check_type<T: Gen>(seed: u64) {
                 for i in 0..z.chunks() {
                     let c = &v[i * cr..(i * cr + cr).min(v.len())];
                     let cv = val.map(|b| &b[i * cr / 64..]);
-                    assert_eq!(z.valid_in(i), s.count(c, cv).unwrap());
+                    assert_eq!(z.valid_in(i), Some(s.count(c, cv).unwrap()));
                     let mm = s.min_max(c, cv).unwrap();
                     assert_eq!(format!("{:?}", z.chunk_min_max(i)), format!("{mm:?}"));
                 }
@@ -160,8 +160,15 @@ fn f32_zone_map() {
 fn default_chunk_is_64_ki_and_bad_arguments_are_errors() {
     let v = vec![1i32; (1 << 16) + 1];
     let z = ZoneMap::new(&v, None).unwrap();
-    assert_eq!((z.chunk_rows(), z.chunks(), z.rows_in(1)), (1 << 16, 2, 1));
-    assert!(!z.has_null(0));
+    assert_eq!(
+        (z.chunk_rows(), z.chunks(), z.rows_in(1)),
+        (1 << 16, 2, Some(1))
+    );
+    assert_eq!(
+        (z.has_null(0), z.has_null(2), z.rows_in(2)),
+        (Some(false), None, None)
+    );
+    assert_eq!(z.classify(2, Predicate::Cmp(CmpOp::Eq, 1)), Class::AllFail);
     for bad in [0, 5, 32] {
         assert!(matches!(
             ZoneMap::with_chunk_log2(&v, None, bad),
