@@ -133,10 +133,12 @@ impl BatchRef {
     /// latch and has not been released yet.
     pub(crate) unsafe fn run_hand(self, worker: usize) {
         // SAFETY: the ticket keeps the latch from opening, and the submitter
-        // keeps the batch alive until it opens (module contract).
+        // keeps the batch alive until it opens (module contract). `b` is a
+        // local, not an argument, so it may dangle once unused.
         let b = unsafe { &*self.0 };
         b.work(worker);
-        // Last access to the batch through this ticket.
-        b.latch.release();
+        // SAFETY: our ticket is the unreleased hand; this is our last access
+        // to the batch (the latch may free it from here on).
+        unsafe { CompletionLatch::release(&b.latch) };
     }
 }

@@ -48,20 +48,38 @@ impl CompletionLatch {
         self.state.fetch_sub(n * HAND, Ordering::AcqRel);
     }
 
-    /// Releases one hand. This is the caller's last access to the latch
+    /// Releases one hand. This is the hand's last access to the latch
     /// unless it is the last hand and the waiter sleeps, in which case it
     /// takes the waiter's handle *before* publishing zero, so that nothing of
     /// the latch is touched after the waiter may have returned.
-    pub(crate) fn release(&self) {
+    ///
+    /// It takes a raw pointer, not `&self`: a reference argument must stay
+    /// valid for the whole call, but the waiter may free the latch as soon
+    /// as the count reaches zero, while this call is still returning.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to a live latch on which the caller holds one
+    /// unreleased hand.
+    pub(crate) unsafe fn release(this: *const Self) {
+        // SAFETY: the caller's unreleased hand keeps the latch alive until
+        // the fetch_sub below; `state` is all interior mutability, so this
+        // reference asserts nothing about the memory once it is freed and is
+        // not used after the count may have reached zero, except in the
+        // sleeping branch, where the waiter cannot return before we store 0.
+        let state: &AtomicUsize = unsafe { &(*this).state };
         // AcqRel: Release publishes this hand's jobs to the waiter; Acquire
         // makes the last hand see earlier hands' releases (and the waiter's
         // handle, stored before it set SLEEPING).
-        let prev = self.state.fetch_sub(HAND, Ordering::AcqRel);
+        let prev = state.fetch_sub(HAND, Ordering::AcqRel);
         debug_assert!(prev >= HAND, "latch released more often than it has hands");
         if prev == HAND | SLEEPING {
-            let waiter = lock(&self.waiter).take();
+            // SAFETY: the count is zero with SLEEPING set: the waiter is
+            // parked (or about to) and does not return before the store
+            // below, so the latch is alive.
+            let waiter = lock(unsafe { &(*this).waiter }).take();
             // Release: the waiter's Acquire load of 0 sees every job's effects.
-            self.state.store(0, Ordering::Release);
+            state.store(0, Ordering::Release);
             if let Some(t) = waiter {
                 t.unpark();
             }
@@ -134,10 +152,12 @@ mod tests {
                 let (l, d) = (latch.clone(), data.clone());
                 hs.push(thread::spawn(move || {
                     d.fetch_add(1, Ordering::Relaxed);
-                    l.release();
+                    // SAFETY: the Arc keeps the latch alive; one hand each.
+                    unsafe { CompletionLatch::release(&*l) };
                 }));
             }
-            latch.release();
+            // SAFETY: the waiter's own hand on a live latch.
+            unsafe { CompletionLatch::release(&*latch) };
             latch.wait(Duration::from_micros(1));
             assert_eq!(data.load(Ordering::Relaxed), 2);
             for h in hs {
@@ -153,9 +173,11 @@ mod tests {
         loom::model(|| {
             let latch = Arc::new(CompletionLatch::new(3));
             let l = latch.clone();
-            let h = thread::spawn(move || l.release());
+            // SAFETY: the Arc keeps the latch alive; one hand each.
+            let h = thread::spawn(move || unsafe { CompletionLatch::release(&*l) });
             latch.retract(1);
-            latch.release();
+            // SAFETY: as above.
+            unsafe { CompletionLatch::release(&*latch) };
             latch.wait(Duration::ZERO);
             assert!(latch.is_done());
             h.join().unwrap();

@@ -608,7 +608,8 @@ impl Pool {
         if let Some(w) = me {
             b.work(w);
         }
-        b.latch.release();
+        // SAFETY: our own hand on our own live batch.
+        unsafe { latch::CompletionLatch::release(&b.latch) };
         self.wait(&b);
         b.resume_panic();
     }
@@ -675,7 +676,8 @@ impl Pool {
         if hands > 1 {
             self.shared.sleep.retract(&b);
         }
-        b.latch.release();
+        // SAFETY: our own hand on our own live batch.
+        unsafe { latch::CompletionLatch::release(&b.latch) };
         self.wait(&b);
         b.resume_panic();
         if b.was_cancelled() {
