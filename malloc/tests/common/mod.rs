@@ -22,8 +22,20 @@ pub fn library() -> PathBuf {
     assert!(
         lib.is_file(),
         "{} is missing: `cargo test -p keel-malloc` builds it as the example \
-         `keel_malloc_preload`; when running a test executable by hand, run \
-         `cargo build -p keel-malloc --examples` first",
+         `keel_malloc_preload`, but a `--test <name>` filter or a test binary \
+         run by hand skips examples: run `cargo build -p keel-malloc --examples` first",
+        lib.display()
+    );
+    lib
+}
+
+/// The static library built beside [`library`]
+/// (`examples/libkeel_malloc_preload.a`).
+pub fn static_library() -> PathBuf {
+    let lib = library().with_extension("a");
+    assert!(
+        lib.is_file(),
+        "{} is missing: run `cargo build -p keel-malloc --examples` first",
         lib.display()
     );
     lib
@@ -32,6 +44,12 @@ pub fn library() -> PathBuf {
 /// Compiles `tests/c/<file>` (C or C++ by extension) into the test temp
 /// directory and returns the executable's path.
 pub fn compile(file: &str) -> PathBuf {
+    compile_with(file, None)
+}
+
+/// As [`compile`], linking `archive` (a static allocator library) into the
+/// program when given; the executable's name says which.
+pub fn compile_with(file: &str, archive: Option<&Path>) -> PathBuf {
     static SEQ: AtomicUsize = AtomicUsize::new(0);
     let src = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/c")
@@ -40,7 +58,11 @@ pub fn compile(file: &str) -> PathBuf {
     let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("keel-malloc-c");
     std::fs::create_dir_all(&out_dir).expect("create the C output directory");
     let stem = src.file_stem().unwrap().to_string_lossy().into_owned();
-    let exe = out_dir.join(&stem);
+    let exe = out_dir.join(if archive.is_some() {
+        format!("{stem}-static")
+    } else {
+        stem.clone()
+    });
     // Tests run in parallel and in several processes: build under a unique
     // name, then rename into place atomically.
     let tmp = out_dir.join(format!(
@@ -56,7 +78,13 @@ pub fn compile(file: &str) -> PathBuf {
         // cases) away: every call must reach the allocator under test.
         cmd.args(["-std=gnu11", "-fno-builtin"]);
     }
-    cmd.arg(&src).arg("-o").arg(&tmp).arg("-ldl");
+    cmd.arg(&src).arg("-o").arg(&tmp);
+    if let Some(a) = archive {
+        // The archive's malloc family replaces libc's at link time; Rust's
+        // std inside it needs libm and libdl (libgcc_s comes by default).
+        cmd.arg(a).arg("-lm");
+    }
+    cmd.arg("-ldl");
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run the C compiler for {file}: {e}"));
