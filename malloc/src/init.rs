@@ -63,6 +63,9 @@ pub fn apply(o: EnvOptions) {
     if let Some(ms) = o.decay_ms {
         heap.decay_ms = ms;
     }
+    if let Some(mib) = o.pool_mib {
+        heap.pool_budget = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    }
     heap.checker = o.checker;
     keel_heap::raw::configure(heap);
     STATS_AT_EXIT.store(o.stats, Ordering::Relaxed);

@@ -4,6 +4,7 @@
 //! |---|---|---|
 //! | `KEEL_HEAP_PURGE_EVERY` | the page-release pass runs on one GC in N | keel-heap's (16) |
 //! | `KEEL_HEAP_DECAY_MS` | idle time after which free pages are released | keel-heap's |
+//! | `KEEL_HEAP_POOL_MIB` | MiB of freed direct maps (blocks above the buddy range) kept for reuse | keel-heap's (256) |
 //! | `KEEL_HEAP_STATS` | `1`: print statistics to stderr at exit | off |
 //! | `KEEL_HEAP_CHECK` | `1`: run keel-heap's checker (validation, bad-free detection) | off |
 //!
@@ -23,6 +24,8 @@ pub struct EnvOptions {
     pub purge_every: Option<u64>,
     /// `KEEL_HEAP_DECAY_MS`: release idle free pages after this many ms.
     pub decay_ms: Option<u64>,
+    /// `KEEL_HEAP_POOL_MIB`: MiB of freed direct maps kept for reuse.
+    pub pool_mib: Option<u64>,
     /// `KEEL_HEAP_STATS=1`: print statistics to stderr at exit.
     pub stats: bool,
     /// `KEEL_HEAP_CHECK=1`: turn keel-heap's checker on.
@@ -101,6 +104,7 @@ pub fn from_lookup<'a>(
     };
     o.purge_every = number("KEEL_HEAP_PURGE_EVERY");
     o.decay_ms = number("KEEL_HEAP_DECAY_MS");
+    o.pool_mib = number("KEEL_HEAP_POOL_MIB");
     let mut flag = |name: &str| -> bool {
         lookup(name)
             .and_then(|v| parse_flag(v).map_err(|e| warn(name, v, e)).ok())
@@ -177,8 +181,9 @@ mod tests {
 
     #[test]
     fn lookup_and_warnings() {
-        let table: [(&str, &[u8]); 4] = [
+        let table: [(&str, &[u8]); 5] = [
             ("KEEL_HEAP_PURGE_EVERY", b"4"),
+            ("KEEL_HEAP_POOL_MIB", b"64"),
             ("KEEL_HEAP_DECAY_MS", b"soon"),
             ("KEEL_HEAP_STATS", b"1"),
             ("KEEL_HEAP_CHECK", b"maybe"),
@@ -204,6 +209,7 @@ mod tests {
             EnvOptions {
                 purge_every: Some(4),
                 decay_ms: None,
+                pool_mib: Some(64),
                 stats: true,
                 checker: false
             }
