@@ -9,6 +9,11 @@
 //! | [`pool`] | `keel-pool` | fork-join batches over fixed workers |
 //! | [`heap`] | `keel-heap` | multi-heap allocator with an amortized GC |
 //! | [`kernels`] | `keel-kernels` | SIMD column kernels with runtime dispatch |
+//!
+//! With every crate on, [`Runtime`] composes them: a pool sized from the
+//! topology running kernels morsel-parallel (sum, filter-count,
+//! count-distinct through per-hand HyperLogLogs, span scan with a shared
+//! abort flag).
 #![no_std]
 
 #[cfg(feature = "std")]
@@ -29,3 +34,23 @@ pub use keel_heap as heap;
 #[cfg(feature = "kernels")]
 #[doc(inline)]
 pub use keel_kernels as kernels;
+
+#[cfg(all(
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "kernels"
+))]
+mod runtime;
+#[cfg(all(
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "kernels"
+))]
+pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
+
+/// The README's examples, compiled and run as doctests.
+#[cfg(all(doctest, feature = "std", feature = "topology", feature = "pool", feature = "kernels"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

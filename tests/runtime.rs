@@ -1,0 +1,128 @@
+//! The facade's Runtime against single-threaded oracles, at several widths.
+#![cfg(all(
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "kernels"
+))]
+
+use keel_rt::kernels::filter::{CmpOp, Predicate};
+use keel_rt::pool::Pool;
+use keel_rt::topology::Topology;
+use keel_rt::{MORSEL_ROWS, Runtime};
+
+fn runtimes() -> Vec<Runtime> {
+    [1, 2, 3]
+        .into_iter()
+        .map(|w| {
+            let pool = Pool::builder().width(w).build().expect("pool");
+            Runtime::from_parts(Topology::detect(), pool)
+        })
+        .collect()
+}
+
+/// A deterministic pseudo-random column (splitmix64).
+fn column(n: usize, seed: u64) -> Vec<i64> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) as i64
+        })
+        .collect()
+}
+
+#[test]
+fn sum_matches_a_serial_wrapping_sum_at_every_width() {
+    let col = column(5 * MORSEL_ROWS + 123, 7);
+    let want = col.iter().fold(0i64, |a, &b| a.wrapping_add(b));
+    for rt in runtimes() {
+        assert_eq!(rt.sum(&col).unwrap(), want, "width {}", rt.pool().width());
+        assert_eq!(rt.sum::<i64>(&[]).unwrap(), 0);
+    }
+}
+
+#[test]
+fn float_sum_does_not_depend_on_width() {
+    let col: Vec<f64> = column(4 * MORSEL_ROWS + 5, 3)
+        .iter()
+        .map(|&x| (x % 1_000_003) as f64 * 1e-3)
+        .collect();
+    let sums: Vec<u64> = runtimes()
+        .iter()
+        .map(|rt| rt.sum(&col).unwrap().to_bits())
+        .collect();
+    assert!(sums.windows(2).all(|w| w[0] == w[1]), "{sums:?}");
+}
+
+#[test]
+fn filter_count_matches_a_serial_count() {
+    let col: Vec<i32> = column(3 * MORSEL_ROWS + 77, 11)
+        .iter()
+        .map(|&x| (x % 1000) as i32)
+        .collect();
+    for rt in runtimes() {
+        for (op, c) in [(CmpOp::Lt, 0), (CmpOp::Ge, 500), (CmpOp::Eq, 7)] {
+            let p = Predicate::Cmp(op, c);
+            let want = col.iter().filter(|&&x| p.eval(x)).count();
+            assert_eq!(rt.filter_count(&col, p).unwrap(), want);
+        }
+        assert_eq!(
+            rt.filter_count(&col, Predicate::Between(-10, 10)).unwrap(),
+            col.iter().filter(|&&x| (-10..=10).contains(&x)).count()
+        );
+    }
+}
+
+#[test]
+fn count_distinct_is_within_a_few_standard_errors() {
+    for distinct in [1_000u64, 200_000] {
+        let col: Vec<i64> = (0..400_000u64).map(|i| (i % distinct) as i64).collect();
+        for rt in runtimes() {
+            let n = rt.count_distinct_i64(&col).unwrap() as f64;
+            let err = (n - distinct as f64).abs() / distinct as f64;
+            // p = 14: standard error 0.81%; 4 sigma.
+            assert!(
+                err < 0.033,
+                "distinct {distinct}: estimate {n}, width {}",
+                rt.pool().width()
+            );
+        }
+        for rt in runtimes() {
+            assert_eq!(rt.count_distinct_i64(&[]).unwrap(), 0);
+        }
+    }
+}
+
+#[test]
+fn span_within_budget_returns_min_and_max() {
+    let col: Vec<i64> = (0..3 * MORSEL_ROWS as i64)
+        .map(|i| 1_000 + i % 500)
+        .collect();
+    for rt in runtimes() {
+        assert_eq!(rt.span_within(&col, 499).unwrap(), Some((1_000, 1_499)));
+        assert_eq!(rt.span_within(&col, 498).unwrap(), None);
+        assert_eq!(rt.span_within::<i64>(&[], 0).unwrap(), None);
+    }
+}
+
+#[test]
+fn span_exceeded_only_across_morsels_is_caught() {
+    // Each morsel alone is within budget; together they are not.
+    let mut col = vec![0i64; 2 * MORSEL_ROWS];
+    for v in &mut col[MORSEL_ROWS..] {
+        *v = 10_000;
+    }
+    for rt in runtimes() {
+        assert_eq!(
+            rt.span_within(&col, 100).unwrap(),
+            None,
+            "width {}",
+            rt.pool().width()
+        );
+        assert_eq!(rt.span_within(&col, 10_000).unwrap(), Some((0, 10_000)));
+    }
+}
