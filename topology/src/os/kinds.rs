@@ -228,12 +228,20 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
             }
         }
     }
-    rank(&mut kinds);
+    let ranked = rank(&mut kinds);
     Ok(kinds
         .into_iter()
-        .map(|k| CoreKind {
-            label: k.label(),
-            cpus: k.cpus,
+        .map(|k| {
+            let mut label = k.label();
+            if !ranked {
+                // No source orders these kinds: they are listed in the
+                // order they were found, not by efficiency.
+                label.push_str(" (unranked)");
+            }
+            CoreKind {
+                label,
+                cpus: k.cpus,
+            }
         })
         .collect())
 }
@@ -263,10 +271,11 @@ fn adjust_max_freqs(per: &mut [PerCpu], percent: u64) {
 }
 
 /// Orders kinds from efficient to performant (hwloc_internal_cpukinds_rank);
-/// leaves the registration order when no ranking is unambiguous.
-fn rank(kinds: &mut [Kind]) {
+/// leaves the registration order, and returns false, when no ranking is
+/// unambiguous.
+fn rank(kinds: &mut [Kind]) -> bool {
     if kinds.len() <= 1 {
-        return;
+        return true;
     }
     let unique = |v: &[u64]| {
         let mut s = v.to_vec();
@@ -277,14 +286,14 @@ fn rank(kinds: &mut [Kind]) {
         let v: Vec<u64> = kinds.iter().map(|k| k.forced.unwrap_or(0)).collect();
         if unique(&v) {
             kinds.sort_by_key(|k| k.forced);
-            return;
+            return true;
         }
     }
     let have_base = kinds.iter().all(|k| k.base_mhz.is_some());
     let have_max = kinds.iter().all(|k| k.max_mhz.is_some());
     let have_type = kinds.iter().all(|k| k.core_type.is_some());
     if !have_type && !have_base && !have_max {
-        return;
+        return false;
     }
     let value = |k: &Kind| {
         let f = if have_base { k.base_mhz } else { k.max_mhz };
@@ -293,7 +302,9 @@ fn rank(kinds: &mut [Kind]) {
     let v: Vec<u64> = kinds.iter().map(value).collect();
     if unique(&v) {
         kinds.sort_by_key(value);
+        return true;
     }
+    false
 }
 
 #[cfg(test)]
@@ -311,7 +322,7 @@ mod tests {
         register(&mut k, set("4-7"), None, Info::Base(1000));
         register(&mut k, set("0-3"), None, Info::Base(2000));
         assert_eq!(k.len(), 2);
-        rank(&mut k);
+        assert!(rank(&mut k));
         assert_eq!(k[0].cpus, set("4-7"));
         assert_eq!(k[1].cpus, set("0-3"));
         assert_eq!(k[1].label(), "base 2000 MHz, max 3000 MHz");
@@ -323,9 +334,17 @@ mod tests {
         register(&mut k, set("0-1"), Some(1024), Info::None);
         register(&mut k, set("2-3"), Some(512), Info::None);
         register(&mut k, set("0-1"), None, Info::CoreType(3));
-        rank(&mut k);
+        assert!(rank(&mut k));
         assert_eq!(k[0].cpus, set("2-3"));
         assert_eq!(k[0].forced, Some(512));
+    }
+
+    #[test]
+    fn ambiguous_kinds_stay_unranked() {
+        let mut k = Vec::new();
+        register(&mut k, set("0-1"), Some(100), Info::None);
+        register(&mut k, set("2-3"), Some(100), Info::Midr(7));
+        assert!(!rank(&mut k));
     }
 
     #[test]
