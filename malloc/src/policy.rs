@@ -58,6 +58,33 @@ fn tick() {
     }
 }
 
+/// Counts a free; once in [`COLLECT_EVERY`] makes sure the calling thread
+/// has a heap of its own. keel-heap creates a thread's heap on its first
+/// allocation, and frees from a thread without one go through its shared
+/// fallback heap's lock: a thread that only frees (a consumer) would take
+/// that lock on every call.
+#[inline]
+fn free_tick() {
+    use core::sync::atomic::Ordering::Relaxed;
+    // SAFETY: pthread_self has no preconditions; it reads the thread pointer.
+    let id = unsafe { libc::pthread_self() } as usize as u64;
+    let slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % TICK_SLOTS;
+    let c = &TICKS[slot].0;
+    let n = c.load(Relaxed).wrapping_add(1);
+    c.store(n, Relaxed);
+    if n % 256 == 0 {
+        adopt_heap();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn adopt_heap() {
+    let p = raw::alloc(0, MIN_ALIGN);
+    // SAFETY: `p` is null or the block just allocated, freed once.
+    unsafe { raw::free(p) };
+}
+
 /// Why a request is refused before it reaches the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -248,6 +275,7 @@ pub unsafe fn free(p: *mut u8) {
     // SAFETY: `p` is non-null, owned by keel-heap, and by the caller's
     // contract a live block not used after this call.
     unsafe { raw::free(p) };
+    free_tick();
 }
 
 /// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
