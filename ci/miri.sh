@@ -9,3 +9,6 @@ rustup component add --toolchain nightly miri rust-src
 cargo +nightly miri setup
 export MIRIFLAGS="${MIRIFLAGS:--Zmiri-strict-provenance}"
 cargo +nightly miri test -p keel-topology --lib
+# keel-malloc: the pure C-API rules (overflow, alignment, option parsing,
+# the allocation-free stats writer); its C programs need a real process.
+cargo +nightly miri test -p keel-malloc --lib
