@@ -1,0 +1,377 @@
+//! Gather throughput (GB/s of output) of keel against arrow's `take` and a
+//! naive loop, for one column and for a frame of 8 mixed columns, sorted and
+//! random `u32` indices, 1 and 2 threads, interleaved round by round in one
+//! process; medians over rounds. For every single-column case a sequential
+//! copy of the same number of rows (the streaming bandwidth of this machine
+//! in the same run) is measured alongside.
+//!
+//! ```sh
+//! cargo run --release --manifest-path bench/Cargo.toml --bin gather
+//! # smaller: --rows-log2 24 --idx-log2 22 --frame-rows-log2 22 --frame-idx-log2 20
+//! ```
+
+use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
+use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, UInt32Array};
+use arrow_buffer::ScalarBuffer;
+use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_kernels::gather::{Column, ColumnMut, gather, gather_frame};
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Args {
+    rows_log2: u32,
+    idx_log2: u32,
+    frame_rows_log2: u32,
+    frame_idx_log2: u32,
+    rounds: usize,
+    threads: Vec<usize>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        rows_log2: 27,
+        idx_log2: 24,
+        frame_rows_log2: 24,
+        frame_idx_log2: 22,
+        rounds: 7,
+        threads: vec![1, 2],
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < v.len() {
+        let val = v.get(i + 1).cloned().unwrap_or_default();
+        match v[i].as_str() {
+            "--rows-log2" => a.rows_log2 = val.parse().expect("--rows-log2 N"),
+            "--idx-log2" => a.idx_log2 = val.parse().expect("--idx-log2 N"),
+            "--frame-rows-log2" => a.frame_rows_log2 = val.parse().expect("--frame-rows-log2 N"),
+            "--frame-idx-log2" => a.frame_idx_log2 = val.parse().expect("--frame-idx-log2 N"),
+            "--rounds" => a.rounds = val.parse().expect("--rounds N"),
+            "--threads" => {
+                a.threads = val
+                    .split(',')
+                    .map(|t| t.parse().expect("--threads 1,2,4"))
+                    .collect()
+            }
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    a
+}
+
+/// xorshift64*: the same indices every run.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+fn indices(n: usize, rows: usize, sorted: bool, seed: u64) -> UInt32Array {
+    assert!(rows <= u32::MAX as usize + 1);
+    let mut rng = Rng(seed | 1);
+    let mut v: Vec<u32> = (0..n).map(|_| (rng.next() % rows as u64) as u32).collect();
+    if sorted {
+        v.sort_unstable();
+    }
+    UInt32Array::new(ScalarBuffer::from(v), None)
+}
+
+fn column<T: ArrowPrimitiveType>(rows: usize, f: impl Fn(usize) -> T::Native) -> PrimitiveArray<T> {
+    let v: Vec<T::Native> = (0..rows).map(f).collect();
+    PrimitiveArray::new(ScalarBuffer::from(v), None)
+}
+
+/// Runs `f(part)` for `t` contiguous parts of `0..n`, on `t` threads (inline
+/// for one).
+fn split(n: usize, t: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
+    let chunk = n.div_ceil(t.max(1)).max(1);
+    if t <= 1 {
+        f(0, 0..n);
+        return;
+    }
+    std::thread::scope(|s| {
+        for k in 0..t {
+            let r = (k * chunk).min(n)..((k + 1) * chunk).min(n);
+            let f = &f;
+            s.spawn(move || f(k, r));
+        }
+    });
+}
+
+fn naive<T: Copy>(src: &[T], idx: &[u32], out: &mut [T]) {
+    for (o, &i) in out.iter_mut().zip(idx) {
+        *o = src[i as usize];
+    }
+}
+
+/// A `&mut [T]` that several threads write disjoint parts of.
+struct Shared<T>(*mut T, usize);
+// SAFETY: each thread writes a disjoint range (see `part`).
+unsafe impl<T: Send> Sync for Shared<T> {}
+impl<T> Shared<T> {
+    fn new(v: &mut [T]) -> Self {
+        Shared(v.as_mut_ptr(), v.len())
+    }
+    /// # Safety
+    ///
+    /// Ranges handed out concurrently must not overlap, and the slice this
+    /// was made from must outlive every part.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn part(&self, r: std::ops::Range<usize>) -> &mut [T] {
+        assert!(r.start <= r.end && r.end <= self.1);
+        // SAFETY: in bounds (asserted); disjointness and lifetime by contract.
+        unsafe { std::slice::from_raw_parts_mut(self.0.add(r.start), r.len()) }
+    }
+}
+
+fn gbs(bytes: usize, secs: f64) -> f64 {
+    bytes as f64 / secs / 1e9
+}
+
+fn one_column(a: &Args, rows_out: &mut Vec<Vec<String>>) {
+    let rows = 1usize << a.rows_log2;
+    let n = 1usize << a.idx_log2;
+    let col = column::<Int64Type>(rows, |i| (i as i64).wrapping_mul(0x9E37));
+    let col_ref: ArrayRef = Arc::new(col.clone());
+    let src: &[i64] = col.values();
+    let mut out = vec![0i64; n];
+    let bytes = n * 8;
+    for sorted in [false, true] {
+        let idx = indices(n, rows, sorted, 7);
+        let ix: &[u32] = idx.values();
+        for &t in &a.threads {
+            let shared = Shared::new(&mut out);
+            let mut c = vec![
+                Contender::new("keel", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        // SAFETY: `split` hands out disjoint ranges of `out`.
+                        let o = unsafe { shared.part(r.clone()) };
+                        gather(src, &ix[r], o).expect("in range");
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }),
+                Contender::new("arrow take", || {
+                    let t0 = Instant::now();
+                    let mut parts: Vec<Option<ArrayRef>> = vec![None; t];
+                    let slots = Shared::new(&mut parts);
+                    split(n, t, |k, r| {
+                        let part = idx.slice(r.start, r.len());
+                        let taken = arrow_select::take::take(&col_ref, &part, None).unwrap();
+                        // SAFETY: slot k belongs to this thread alone.
+                        unsafe { slots.part(k..k + 1)[0] = Some(taken) };
+                    });
+                    let s = t0.elapsed().as_secs_f64();
+                    black_box(parts);
+                    gbs(bytes, s)
+                }),
+                Contender::new("naive", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        // SAFETY: disjoint ranges.
+                        let o = unsafe { shared.part(r.clone()) };
+                        naive(src, &ix[r], o);
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }),
+                Contender::new("stream copy", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        // SAFETY: disjoint ranges.
+                        let o = unsafe { shared.part(r.clone()) };
+                        // The same number of rows, read sequentially.
+                        o.copy_from_slice(&src[r.start * (rows / n)..][..r.len()]);
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }),
+            ];
+            let m = interleave(a.rounds, &mut c);
+            // Output check against the naive loop, outside the timing.
+            gather(src, ix, &mut out).unwrap();
+            let mut check = vec![0i64; n];
+            naive(src, ix, &mut check);
+            assert!(out == check, "keel gather differs from the naive loop");
+            rows_out.push(vec![
+                format!("1 col i64, {} MiB", (rows * 8) >> 20),
+                if sorted { "sorted" } else { "random" }.into(),
+                t.to_string(),
+                format!("{:.2}", m[0]),
+                format!("{:.2}", m[1]),
+                format!("{:.2}", m[2]),
+                format!("{:.2}", m[3]),
+                format!("{:.2}x", m[0] / m[1]),
+                format!("{:.2}x", m[0] / m[2]),
+                format!("{:.0}%", 100.0 * m[0] / m[3]),
+            ]);
+            eprintln!("{:?}", rows_out.last().unwrap());
+        }
+    }
+}
+
+fn frame(a: &Args, rows_out: &mut Vec<Vec<String>>) {
+    let rows = 1usize << a.frame_rows_log2;
+    let n = 1usize << a.frame_idx_log2;
+    let c0 = column::<Int64Type>(rows, |i| i as i64);
+    let c1 = column::<Float64Type>(rows, |i| i as f64 * 0.5);
+    let c2 = column::<Int32Type>(rows, |i| i as i32);
+    let c3 = column::<UInt32Type>(rows, |i| (i as u32).wrapping_mul(3));
+    let c4 = column::<UInt64Type>(rows, |i| i as u64 * 7);
+    let c5 = column::<Float32Type>(rows, |i| i as f32);
+    let c6 = column::<Int64Type>(rows, |i| -(i as i64));
+    let c7 = column::<Float64Type>(rows, |i| i as f64);
+    let arrays: Vec<ArrayRef> = vec![
+        Arc::new(c0.clone()),
+        Arc::new(c1.clone()),
+        Arc::new(c2.clone()),
+        Arc::new(c3.clone()),
+        Arc::new(c4.clone()),
+        Arc::new(c5.clone()),
+        Arc::new(c6.clone()),
+        Arc::new(c7.clone()),
+    ];
+    let cols = [
+        Column::new(c0.values()),
+        Column::new(c1.values()),
+        Column::new(c2.values()),
+        Column::new(c3.values()),
+        Column::new(c4.values()),
+        Column::new(c5.values()),
+        Column::new(c6.values()),
+        Column::new(c7.values()),
+    ];
+    let row_bytes = 8 + 8 + 4 + 4 + 8 + 4 + 8 + 8;
+    let bytes = n * row_bytes;
+    let (mut o0, mut o1, mut o2, mut o3) =
+        (vec![0i64; n], vec![0f64; n], vec![0i32; n], vec![0u32; n]);
+    let (mut o4, mut o5, mut o6, mut o7) =
+        (vec![0u64; n], vec![0f32; n], vec![0i64; n], vec![0f64; n]);
+    for sorted in [false, true] {
+        let idx = indices(n, rows, sorted, 11);
+        let ix: &[u32] = idx.values();
+        for &t in &a.threads {
+            let (s0, s1, s2, s3) = (
+                Shared::new(&mut o0),
+                Shared::new(&mut o1),
+                Shared::new(&mut o2),
+                Shared::new(&mut o3),
+            );
+            let (s4, s5, s6, s7) = (
+                Shared::new(&mut o4),
+                Shared::new(&mut o5),
+                Shared::new(&mut o6),
+                Shared::new(&mut o7),
+            );
+            let mut c = vec![
+                Contender::new("keel frame", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        // SAFETY: `split` hands out disjoint row ranges.
+                        let mut outs = unsafe {
+                            [
+                                ColumnMut::new(s0.part(r.clone())),
+                                ColumnMut::new(s1.part(r.clone())),
+                                ColumnMut::new(s2.part(r.clone())),
+                                ColumnMut::new(s3.part(r.clone())),
+                                ColumnMut::new(s4.part(r.clone())),
+                                ColumnMut::new(s5.part(r.clone())),
+                                ColumnMut::new(s6.part(r.clone())),
+                                ColumnMut::new(s7.part(r.clone())),
+                            ]
+                        };
+                        gather_frame(&cols, &ix[r], &mut outs).expect("in range");
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }),
+                Contender::new("arrow take_arrays", || {
+                    let t0 = Instant::now();
+                    let mut parts: Vec<Option<Vec<ArrayRef>>> = vec![None; t];
+                    let slots = Shared::new(&mut parts);
+                    split(n, t, |k, r| {
+                        let part = idx.slice(r.start, r.len());
+                        let taken = arrow_select::take::take_arrays(&arrays, &part, None).unwrap();
+                        // SAFETY: slot k belongs to this thread alone.
+                        unsafe { slots.part(k..k + 1)[0] = Some(taken) };
+                    });
+                    let s = t0.elapsed().as_secs_f64();
+                    black_box(parts);
+                    gbs(bytes, s)
+                }),
+                Contender::new("naive, column by column", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        let i = &ix[r.clone()];
+                        // SAFETY: disjoint row ranges.
+                        unsafe {
+                            naive(c0.values(), i, s0.part(r.clone()));
+                            naive(c1.values(), i, s1.part(r.clone()));
+                            naive(c2.values(), i, s2.part(r.clone()));
+                            naive(c3.values(), i, s3.part(r.clone()));
+                            naive(c4.values(), i, s4.part(r.clone()));
+                            naive(c5.values(), i, s5.part(r.clone()));
+                            naive(c6.values(), i, s6.part(r.clone()));
+                            naive(c7.values(), i, s7.part(r.clone()));
+                        }
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }),
+            ];
+            let m = interleave(a.rounds, &mut c);
+            drop(c);
+            let mut check = vec![0i64; n];
+            naive(c0.values(), ix, &mut check);
+            assert!(o0 == check, "keel frame differs from the naive loop");
+            rows_out.push(vec![
+                format!("frame 8 cols, {} MiB", (rows * row_bytes) >> 20),
+                if sorted { "sorted" } else { "random" }.into(),
+                t.to_string(),
+                format!("{:.2}", m[0]),
+                format!("{:.2}", m[1]),
+                format!("{:.2}", m[2]),
+                "".into(),
+                format!("{:.2}x", m[0] / m[1]),
+                format!("{:.2}x", m[0] / m[2]),
+                "".into(),
+            ]);
+            eprintln!("{:?}", rows_out.last().unwrap());
+        }
+    }
+}
+
+fn main() {
+    let a = args();
+    println!(
+        "gather: {} Mi u32 indices into a {} MiB i64 column; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}",
+        (1usize << a.idx_log2) >> 20,
+        (8usize << a.rows_log2) >> 20,
+        (1usize << a.frame_idx_log2) >> 20,
+        (1usize << a.frame_rows_log2) >> 20,
+        a.rounds,
+        keel_kernels::cpu::level()
+    );
+    let mut rows = Vec::new();
+    one_column(&a, &mut rows);
+    frame(&a, &mut rows);
+    println!("GB/s of output, medians over rounds:");
+    print_table(
+        &[
+            "case",
+            "indices",
+            "threads",
+            "keel",
+            "arrow",
+            "naive",
+            "stream copy",
+            "keel/arrow",
+            "keel/naive",
+            "keel/stream",
+        ],
+        &rows,
+    );
+}
