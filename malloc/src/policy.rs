@@ -22,13 +22,13 @@ pub const MAX_SIZE: usize = isize::MAX as usize - (1 << 20);
 /// that never calls `gc()` must still return idle memory.
 pub const COLLECT_AT: usize = 256 << 10;
 
-/// Every this many allocations a thread also checks the collection deadline,
+/// About every this many calls a thread also checks the collection deadline,
 /// so a program that only makes small allocations still decays idle memory.
-/// (The check reads the clock; once in 4096 calls it costs nothing
+/// (The check reads the clock; once in thousands of calls it costs nothing
 /// measurable.)
 pub const COLLECT_EVERY: u32 = 4096;
 
-/// Allocation counters, one per cache line, picked by a hash of the calling
+/// Call counters, one per cache line, picked by a hash of the calling
 /// thread's id. Not a thread-local on purpose: in a shared library every
 /// thread-local access is a call to `__tls_get_addr`, measured at 6% of the
 /// instructions of a small-object workload, while `pthread_self` is one load.
@@ -42,10 +42,13 @@ const TICK_SLOTS: usize = 64;
 static TICKS: [TickSlot; TICK_SLOTS] =
     [const { TickSlot(core::sync::atomic::AtomicU32::new(0)) }; TICK_SLOTS];
 
-/// Counts an allocation; every [`COLLECT_EVERY`] calls of one thread runs
-/// [`raw::maybe_collect`].
+/// Every this many frees counted in a slot, the freeing thread makes sure it
+/// has a heap of its own (see [`free_tick`]).
+pub const ADOPT_EVERY: u32 = 256;
+
+/// Bumps the calling thread's slot and returns the new count.
 #[inline]
-fn tick() {
+fn bump() -> u32 {
     use core::sync::atomic::Ordering::Relaxed;
     // SAFETY: pthread_self has no preconditions; it reads the thread pointer.
     let id = unsafe { libc::pthread_self() } as usize as u64;
@@ -53,26 +56,26 @@ fn tick() {
     let c = &TICKS[slot].0;
     let n = c.load(Relaxed).wrapping_add(1);
     c.store(n, Relaxed);
-    if n % COLLECT_EVERY == 0 {
+    n
+}
+
+/// Counts an allocation; about every [`COLLECT_EVERY`] counts of a thread's
+/// slot (allocations and frees) runs [`raw::maybe_collect`].
+#[inline]
+fn tick() {
+    if bump() % COLLECT_EVERY == 0 {
         raw::maybe_collect();
     }
 }
 
-/// Counts a free; once in [`COLLECT_EVERY`] makes sure the calling thread
+/// Counts a free; every [`ADOPT_EVERY`] counts makes sure the calling thread
 /// has a heap of its own. keel-heap creates a thread's heap on its first
 /// allocation, and frees from a thread without one go through its shared
 /// fallback heap's lock: a thread that only frees (a consumer) would take
 /// that lock on every call.
 #[inline]
 fn free_tick() {
-    use core::sync::atomic::Ordering::Relaxed;
-    // SAFETY: pthread_self has no preconditions; it reads the thread pointer.
-    let id = unsafe { libc::pthread_self() } as usize as u64;
-    let slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % TICK_SLOTS;
-    let c = &TICKS[slot].0;
-    let n = c.load(Relaxed).wrapping_add(1);
-    c.store(n, Relaxed);
-    if n % 256 == 0 {
+    if bump() % ADOPT_EVERY == 0 {
         adopt_heap();
     }
 }
