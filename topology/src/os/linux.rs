@@ -396,7 +396,13 @@ fn read_numa(fs: &Sysfs, online: &CpuSet, raw: &mut Raw) -> Res<()> {
     }
     // CPU-less nodes take the CPUs of their HMAT initiators, else of the
     // nodes nearest in the distance matrix (hwloc's locality fixup).
-    let dist = distances(fs, &ids)?;
+    // The distance matrix matters only for CPU-less nodes; skip reading it
+    // otherwise.
+    let dist = if nodes.iter().any(|(_, c, _)| c.is_empty()) {
+        distances(fs, &ids)?
+    } else {
+        Vec::new()
+    };
     for i in 0..nodes.len() {
         if !nodes[i].1.is_empty() {
             continue;
