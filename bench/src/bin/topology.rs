@@ -1,0 +1,180 @@
+//! keel-topology against hwloc, loading the same recorded root.
+//!
+//! Two comparisons, interleaved round by round on the largest fixture (the
+//! one with the most files):
+//!
+//! - process vs process: this binary in `--load-once ROOT` mode (start,
+//!   `Topology::from_root`, print a summary, exit) against `hwloc-calc` and
+//!   `lstopo-no-graphics` with `HWLOC_FSROOT=ROOT HWLOC_COMPONENTS=linux,stop`
+//!   (start, load, print, exit); `/bin/true` shows the spawn floor;
+//! - in-process `Topology::from_root` alone, for scale (hwloc's in-process
+//!   load is not reachable without linking libhwloc, so it is not claimed).
+//!
+//! Usage: `cargo run --release --bin topology [-- ROUNDS]` from `bench/`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use keel_bench::{Contender, interleave, print_table, time_secs};
+use keel_topology::Topology;
+
+const FIXTURES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/fixtures/topology"
+);
+
+fn count_files(p: &Path) -> usize {
+    std::fs::read_dir(p).map_or(0, |d| {
+        d.filter_map(|e| e.ok())
+            .map(|e| {
+                if e.path().is_dir() {
+                    count_files(&e.path())
+                } else {
+                    1
+                }
+            })
+            .sum()
+    })
+}
+
+fn hwloc(cmd: &str, root: &Path) -> Command {
+    let mut c = Command::new(cmd);
+    c.env("HWLOC_FSROOT", root)
+        .env("HWLOC_COMPONENTS", "linux,stop")
+        .env("HWLOC_DUMPED_HWDATA_DIR", "/nonexistent")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    c
+}
+
+fn run(mut c: Command) -> String {
+    let out = c.output().expect("spawn");
+    assert!(out.status.success(), "{c:?} failed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--load-once") {
+        let t = Topology::from_root(&args[2]).expect("load");
+        println!("{} {}", t.cores().len(), t.usable_cpus());
+        return;
+    }
+    let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let dir = Path::new(FIXTURES);
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        println!("skipped: fixture folder {FIXTURES} is absent");
+        return;
+    };
+    let root: PathBuf = entries
+        .filter_map(|e| e.ok().map(|e| e.path().join("root")))
+        .filter(|p| p.is_dir())
+        .max_by_key(|p| count_files(p))
+        .expect("a fixture");
+    if Command::new("hwloc-calc")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: hwloc-calc not found (run ci/deps.sh)");
+        return;
+    }
+    let name = root
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    let me = std::env::current_exe().unwrap();
+
+    // Agree before timing: same cores, same PUs.
+    let ours = run({
+        let mut c = Command::new(&me);
+        c.arg("--load-once").arg(&root).stdout(Stdio::piped());
+        c
+    });
+    let cores = run({
+        let mut c = hwloc("hwloc-calc", &root);
+        c.args(["--number-of", "core", "all"]);
+        c
+    });
+    let pus = run({
+        let mut c = hwloc("hwloc-calc", &root);
+        c.args(["--number-of", "pu", "all"]);
+        c
+    });
+    let t = Topology::from_root(&root).unwrap();
+    assert_eq!(
+        ours.split_whitespace().next(),
+        Some(cores.trim()),
+        "cores agree"
+    );
+    assert_eq!(t.usable_cpus().len().to_string(), pus.trim(), "PUs agree");
+    println!(
+        "fixture {name}: {} files, {} PUs, {} cores; keel and hwloc agree. {rounds} rounds, medians in ms.\n",
+        count_files(&root),
+        pus.trim(),
+        cores.trim()
+    );
+
+    let r = root.clone();
+    let meb = me.clone();
+    let r2 = root.clone();
+    let r3 = root.clone();
+    let r4 = root.clone();
+    let mut c = [
+        Contender::new("keel process (--load-once)", move || {
+            time_secs(|| {
+                run({
+                    let mut c = Command::new(&meb);
+                    c.arg("--load-once").arg(&r).stdout(Stdio::piped());
+                    c
+                });
+            }) * 1e3
+        }),
+        Contender::new("hwloc-calc --number-of core all", move || {
+            time_secs(|| {
+                run({
+                    let mut c = hwloc("hwloc-calc", &r2);
+                    c.args(["--number-of", "core", "all"]);
+                    c
+                });
+            }) * 1e3
+        }),
+        Contender::new("lstopo-no-graphics", move || {
+            time_secs(|| {
+                run(hwloc("lstopo-no-graphics", &r3));
+            }) * 1e3
+        }),
+        Contender::new("/bin/true (spawn floor)", || {
+            time_secs(|| {
+                run(Command::new("true"));
+            }) * 1e3
+        }),
+        Contender::new("keel in-process Topology::from_root", move || {
+            time_secs(|| {
+                std::hint::black_box(Topology::from_root(&r4).unwrap());
+            }) * 1e3
+        }),
+    ];
+    let med = interleave(rounds, &mut c);
+    let base = med[0];
+    let rows: Vec<Vec<String>> = c
+        .iter()
+        .zip(&med)
+        .map(|(c, m)| {
+            vec![
+                c.name.to_string(),
+                format!("{m:.2}"),
+                format!("{:.2}", m / base),
+            ]
+        })
+        .collect();
+    print_table(&["contender", "median ms", "÷ keel process"], &rows);
+    println!(
+        "\nhwloc-calc / keel (process vs process): {:.2}x; lstopo / keel: {:.2}x",
+        med[1] / med[0],
+        med[2] / med[0]
+    );
+}
