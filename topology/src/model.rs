@@ -196,11 +196,15 @@ impl fmt::Debug for CpuSet {
 pub struct Core {
     /// Usable logical CPUs on this core (never empty).
     pub cpus: CpuSet,
-    /// Index into [`Topology::packages`] of the package holding this core.
+    /// Index into [`Topology::packages`](crate::Topology::packages) of the
+    /// package holding this core (0 when the OS reports no packages at all,
+    /// as on the PS3; `packages()` is then empty).
     pub package: usize,
-    /// Index into [`Topology::numa_nodes`] of the node holding this core, if known.
+    /// Index into [`Topology::numa_nodes`](crate::Topology::numa_nodes) of the
+    /// node holding this core, if known.
     pub numa_node: Option<usize>,
-    /// Index into [`Topology::core_kinds`], if the machine reports kinds.
+    /// Index into [`Topology::core_kinds`](crate::Topology::core_kinds), if
+    /// the machine reports kinds.
     pub kind: Option<usize>,
 }
 
