@@ -79,14 +79,12 @@ impl Topology {
     /// assert!(t.cores().len() >= 1 || t.fallback().is_some());
     /// ```
     pub fn detect() -> Topology {
-        let reason = if os::LIVE_SYSFS {
-            match Loader::new("/").load() {
-                Ok(t) => return t,
-                Err(e) => std::format!("sysfs unreadable ({e}); using available_parallelism"),
-            }
-        } else {
-            "no topology source on this OS; using available_parallelism".to_string()
+        let reason = match os::native().map(|raw| raw.finish()) {
+            Ok(Ok(t)) => return t,
+            Ok(Err(e)) => e.to_string(),
+            Err(why) => why,
         };
+        let reason = std::format!("{reason}; using available_parallelism");
         // available_parallelism gives at least one CPU, so finish cannot
         // fail; the default keeps the never-fails promise anyway.
         os::fallback::raw(reason).finish().unwrap_or_default()

@@ -2,14 +2,43 @@
 //!
 //! `linux` reads sysfs/procfs under a root with plain file reads, so it
 //! builds everywhere `std` does (a recorded Linux root replays on any OS);
-//! the live affinity mask is the one Linux-only call. Other systems answer
-//! from `fallback` (`available_parallelism`, marked as a fallback).
+//! the live affinity mask is the one Linux-only call. macOS answers from
+//! sysctl (`macos`); other systems, or a failed native read, from
+//! `fallback` (`available_parallelism`, marked as a fallback).
 
 pub(crate) mod fallback;
 pub(crate) mod kinds;
 pub(crate) mod linux;
+#[cfg(target_os = "macos")]
+pub(crate) mod macos;
+
+use std::string::String;
 
 use crate::CpuSet;
+use crate::build::Raw;
+
+/// The live machine from this OS's own source, or why there is none.
+#[cfg(target_os = "linux")]
+pub(crate) fn native() -> Result<Raw, String> {
+    let affinity = match live_affinity() {
+        Some(s) => linux::AffinitySource::Set(s),
+        None => linux::AffinitySource::None,
+    };
+    linux::read_root(std::path::Path::new("/"), affinity)
+        .map_err(|e| std::format!("sysfs unreadable ({e})"))
+}
+
+/// The live machine from this OS's own source, or why there is none.
+#[cfg(target_os = "macos")]
+pub(crate) fn native() -> Result<Raw, String> {
+    macos::raw()
+}
+
+/// The live machine from this OS's own source, or why there is none.
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+pub(crate) fn native() -> Result<Raw, String> {
+    Err("no topology source on this OS".into())
+}
 
 /// The calling thread's affinity mask, on systems that have one.
 #[cfg(target_os = "linux")]
@@ -43,6 +72,3 @@ pub(crate) fn live_affinity() -> Option<CpuSet> {
 pub(crate) fn live_affinity() -> Option<CpuSet> {
     None
 }
-
-/// Whether this build reads the live machine from sysfs.
-pub(crate) const LIVE_SYSFS: bool = cfg!(target_os = "linux");
