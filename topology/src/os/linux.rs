@@ -21,6 +21,16 @@ use crate::{Cache, CacheKind, CpuSet, NumaNode, TopologyError};
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
 
+/// Reads a whole file without asking its size first: sysfs reports 4096
+/// for every attribute, so the `stat` that `fs::read` makes buys nothing.
+fn read_small(path: &Path) -> io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut f = fs::File::open(path)?;
+    let mut buf = Vec::with_capacity(128);
+    f.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
 /// Files under one root, read as text.
 pub(crate) struct Sysfs {
     root: PathBuf,
@@ -46,7 +56,7 @@ impl Sysfs {
     /// The file's text; `None` when it is absent (or unreadable the way
     /// sysfs attributes without a value are).
     pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
-        match fs::read(self.path(rel)) {
+        match read_small(&self.path(rel)) {
             Ok(mut bytes) => {
                 // Some kernels (and captures of them) end attributes with a
                 // NUL; like C readers, the text stops there.
