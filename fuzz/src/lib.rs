@@ -4,3 +4,4 @@
 //! input with `arbitrary` and calls one function here, so the harness logic
 //! is ordinary Rust that can also be unit-tested and replayed.
 pub mod topology;
+pub mod kernels_hash;
