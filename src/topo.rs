@@ -148,10 +148,11 @@ pub fn tree(t: &Topology) -> String {
         .numa_nodes()
         .iter()
         .map(|n| {
-            (
-                format!("NUMA node {} ({})", n.os_index, size(n.memory_bytes)),
-                n.cpus.clone(),
-            )
+            let mem = match n.memory_bytes {
+                0 => "memory unknown".to_string(),
+                b => size(b),
+            };
+            (format!("NUMA node {} ({mem})", n.os_index), n.cpus.clone())
         })
         .collect();
     let nodes_in_pkgs = nodes
