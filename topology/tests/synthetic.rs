@@ -310,3 +310,43 @@ fn garbage_in_every_parsed_file_is_an_error() {
     .unwrap();
     assert!(m.load().unwrap_err().to_string().contains("UTF-8"));
 }
+
+#[test]
+fn intel_hybrid_kinds_put_atom_cores_first() {
+    let m = machine("hybrid", 8);
+    // P-cores 0-3 (SMT pairs), E-cores 4-7, as the PMU devices list them.
+    m.write("sys/devices/cpu_core/cpus", "0-3\n");
+    m.write("sys/devices/cpu_atom/cpus", "4-7\n");
+    for c in 0..8 {
+        let max = if c < 4 { "5000000\n" } else { "3800000\n" };
+        m.write(
+            &format!("sys/devices/system/cpu/cpu{c}/cpufreq/cpuinfo_max_freq"),
+            max,
+        );
+        m.remove(&format!("sys/devices/system/cpu/cpu{c}/cpu_capacity"));
+    }
+    let t = m.load().unwrap();
+    let kinds: Vec<(String, String)> = t
+        .core_kinds()
+        .iter()
+        .map(|k| (k.cpus.to_string(), k.label.clone()))
+        .collect();
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    assert_eq!(kinds[0].0, "4-7");
+    assert!(kinds[0].1.contains("intel_atom"), "{kinds:?}");
+    assert_eq!(kinds[1].0, "0-3");
+    let core0 = &t.cores()[0];
+    assert_eq!(core0.kind, Some(1), "core 0 is a performance core");
+}
+
+#[test]
+fn arm_capacity_kinds_rank_by_capacity() {
+    let m = machine("biglittle", 8);
+    for c in 0..8 {
+        let cap = if c < 6 { "446\n" } else { "1024\n" };
+        m.write(&format!("sys/devices/system/cpu/cpu{c}/cpu_capacity"), cap);
+    }
+    let t = m.load().unwrap();
+    let kinds: Vec<String> = t.core_kinds().iter().map(|k| k.cpus.to_string()).collect();
+    assert_eq!(kinds, ["0-5", "6-7"]);
+}
