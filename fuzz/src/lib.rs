@@ -5,3 +5,4 @@
 //! is ordinary Rust that can also be unit-tested and replayed.
 pub mod topology;
 pub mod kernels_hash;
+pub mod kernels;

@@ -1,0 +1,229 @@
+//! keel-kernels: every level against the scalar twin on arbitrary input.
+//!
+//! Each entry decodes a column of one of the six element types from raw
+//! bytes (so floats take every bit pattern, NaN payloads included), slices
+//! it at an arbitrary start (every alignment), and checks that every level
+//! the CPU supports returns what `Kernels::scalar()` returns, or the same
+//! error.
+
+use arbitrary::Arbitrary;
+use keel_kernels::filter::{CmpOp, Predicate};
+use keel_kernels::zone::{Class, ZoneMap};
+use keel_kernels::{Element, Kernels};
+
+/// A column and its optional validity bitmap, as bytes.
+#[derive(Arbitrary, Debug)]
+pub struct Column {
+    /// Which element type: `ty % 6` indexes i64, u64, i32, u32, f64, f32.
+    pub ty: u8,
+    /// Start offset into the decoded values (alignment).
+    pub offset: u8,
+    /// Raw value bytes.
+    pub bytes: Vec<u8>,
+    /// Validity words (may be too short: then every level must refuse).
+    pub validity: Option<Vec<u64>>,
+}
+
+/// Filter input: a column, an operator code, constants and the prior bits
+/// for the `and` form.
+#[derive(Arbitrary, Debug)]
+pub struct FilterInput {
+    /// The column.
+    pub col: Column,
+    /// `op % 7`: the six [`CmpOp`]s, then between.
+    pub op: u8,
+    /// Constant bytes (first and second constant).
+    pub consts: [u8; 16],
+    /// Prior bitmap for `filter_and` (too short: every level refuses).
+    pub prior: Vec<u64>,
+}
+
+/// Zone-map input: a filter input and a chunk size.
+#[derive(Arbitrary, Debug)]
+pub struct ZoneInput {
+    /// Column, predicate and prior bits.
+    pub f: FilterInput,
+    /// `6 + log2 % 5`: chunks of 64..=1024 rows.
+    pub log2: u8,
+}
+
+trait Decode: Element {
+    const SIZE: usize;
+    fn decode(b: &[u8]) -> Self;
+}
+macro_rules! decode {
+    ($($t:ty),*) => {$(
+        impl Decode for $t {
+            const SIZE: usize = core::mem::size_of::<$t>();
+            fn decode(b: &[u8]) -> $t {
+                <$t>::from_le_bytes(b.try_into().unwrap())
+            }
+        }
+    )*};
+}
+decode!(i64, u64, i32, u32, f64, f32);
+
+fn values<T: Decode>(c: &Column) -> Vec<T> {
+    c.bytes.chunks_exact(T::SIZE).map(T::decode).collect()
+}
+
+fn same<T: Element>(a: T, b: T) -> bool {
+    a.same(b)
+}
+
+fn eq_sum<T: Element>(a: T::Sum, b: T::Sum) -> bool {
+    // NaN sums print alike whatever the payload; everything else is ==.
+    a == b || format!("{a:?}") == format!("{b:?}")
+}
+
+fn agg_typed<T: Decode>(c: &Column) {
+    let all = values::<T>(c);
+    let v = &all[(c.offset as usize).min(all.len())..];
+    let val = c.validity.as_deref();
+    let s = Kernels::scalar();
+    for k in Kernels::supported() {
+        match (s.sum(v, val), k.sum(v, val)) {
+            (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} sum {a:?} {b:?}", k.level()),
+            (a, b) => assert_eq!(a.err(), b.err()),
+        }
+        let (a, b) = (s.min_max(v, val), k.min_max(v, val));
+        match (a, b) {
+            (Ok(Some(a)), Ok(Some(b))) => {
+                assert!(
+                    same(a.0, b.0) && same(a.1, b.1),
+                    "{} {a:?} {b:?}",
+                    k.level()
+                )
+            }
+            (a, b) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        }
+        let (a, b) = (s.min(v, val), k.min(v, val));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} min", k.level());
+        let (a, b) = (s.max(v, val), k.max(v, val));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
+        assert_eq!(s.count(v, val), k.count(v, val));
+        assert_eq!(s.sum_checked(v, val).is_ok(), k.sum_checked(v, val).is_ok());
+    }
+}
+
+/// Aggregates at every level equal the scalar twin.
+pub fn agg(c: &Column) {
+    match c.ty % 6 {
+        0 => agg_typed::<i64>(c),
+        1 => agg_typed::<u64>(c),
+        2 => agg_typed::<i32>(c),
+        3 => agg_typed::<u32>(c),
+        4 => agg_typed::<f64>(c),
+        _ => agg_typed::<f32>(c),
+    }
+}
+
+fn pred<T: Decode>(f: &FilterInput) -> Predicate<T> {
+    let a = T::decode(&f.consts[..T::SIZE]);
+    let b = T::decode(&f.consts[8..8 + T::SIZE]);
+    match f.op % 7 {
+        6 => Predicate::Between(a, b),
+        op => Predicate::Cmp(CmpOp::ALL[op as usize], a),
+    }
+}
+
+fn filter_typed<T: Decode>(f: &FilterInput) {
+    let all = values::<T>(&f.col);
+    let v = &all[(f.col.offset as usize).min(all.len())..];
+    let p = pred::<T>(f);
+    let s = Kernels::scalar();
+    let mut want = f.prior.clone();
+    let r = s.filter(v, p, &mut want);
+    let mut want_and = f.prior.clone();
+    let r_and = s.filter_and(v, p, &mut want_and);
+    for k in Kernels::supported() {
+        let mut got = f.prior.clone();
+        assert_eq!(k.filter(v, p, &mut got), r, "{}", k.level());
+        assert_eq!(got, want, "{} {p:?}", k.level());
+        let mut got = f.prior.clone();
+        assert_eq!(k.filter_and(v, p, &mut got), r_and);
+        assert_eq!(got, want_and, "{} and {p:?}", k.level());
+        // Bitmap kernels on the result.
+        let rows = v.len().min(want.len() * 64);
+        assert_eq!(k.popcount(&want, rows), s.popcount(&want, rows));
+        assert_eq!(k.select(&want, rows), s.select(&want, rows));
+        for op in 0..3 {
+            let (mut a, mut b) = (want.clone(), want.clone());
+            let src = &f.prior;
+            let (ra, rb) = match op {
+                0 => (s.and(&mut a, src), k.and(&mut b, src)),
+                1 => (s.or(&mut a, src), k.or(&mut b, src)),
+                _ => (s.andnot(&mut a, src), k.andnot(&mut b, src)),
+            };
+            assert_eq!((ra, &a), (rb, &b), "{} bitmap op {op}", k.level());
+        }
+    }
+}
+
+/// Filters (plain and `and` forms) and bitmap kernels at every level equal
+/// the scalar twin.
+pub fn filter(f: &FilterInput) {
+    match f.col.ty % 6 {
+        0 => filter_typed::<i64>(f),
+        1 => filter_typed::<u64>(f),
+        2 => filter_typed::<i32>(f),
+        3 => filter_typed::<u32>(f),
+        4 => filter_typed::<f64>(f),
+        _ => filter_typed::<f32>(f),
+    }
+}
+
+fn zone_typed<T: Decode>(z: &ZoneInput) {
+    let all = values::<T>(&z.f.col);
+    let v = &all[(z.f.col.offset as usize).min(all.len())..];
+    let val = z.f.col.validity.as_deref();
+    let log2 = 6 + (z.log2 % 5) as u32;
+    let p = pred::<T>(&z.f);
+    let s = Kernels::scalar();
+    let Ok(map) = ZoneMap::build(s, v, val, log2) else {
+        // Only a short validity bitmap is refused; every level agrees.
+        for k in Kernels::supported() {
+            assert!(ZoneMap::build(k, v, val, log2).is_err());
+        }
+        return;
+    };
+    let words = v.len().div_ceil(64);
+    let mut want = vec![0u64; words];
+    s.filter(v, p, &mut want).unwrap();
+    if let Some(b) = val {
+        s.and(&mut want, &b[..words]).unwrap();
+    }
+    let cr = map.chunk_rows();
+    for i in 0..map.chunks() {
+        let c = map.classify(i, p);
+        for row in i * cr..((i + 1) * cr).min(v.len()) {
+            let pass = want[row / 64] >> (row % 64) & 1 == 1;
+            let valid = val.is_none_or(|b| b[row / 64] >> (row % 64) & 1 == 1);
+            match c {
+                Class::AllPass => assert!(pass || !valid, "{p:?} chunk {i} row {row}"),
+                Class::AllFail => assert!(!pass, "{p:?} chunk {i} row {row}"),
+                Class::Mixed => {}
+            }
+        }
+    }
+    for k in Kernels::supported() {
+        let m = ZoneMap::build(k, v, val, log2).unwrap();
+        assert_eq!(format!("{m:?}"), format!("{map:?}"), "{}", k.level());
+        let mut got = vec![0u64; words];
+        m.filter_with(k, v, val, p, &mut got).unwrap();
+        assert_eq!(got, want, "{} {p:?}", k.level());
+    }
+}
+
+/// Zone maps: build at every level equals scalar, classes are sound, and
+/// the zone filter equals the plain filter and validity.
+pub fn zone(z: &ZoneInput) {
+    match z.f.col.ty % 6 {
+        0 => zone_typed::<i64>(z),
+        1 => zone_typed::<u64>(z),
+        2 => zone_typed::<i32>(z),
+        3 => zone_typed::<u32>(z),
+        4 => zone_typed::<f64>(z),
+        _ => zone_typed::<f32>(z),
+    }
+}
