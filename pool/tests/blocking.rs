@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 fn one_job_waits_for_all_others() {
     for width in [2, 3] {
         let pool = Pool::builder().width(width).build().unwrap();
-        for k in [2, 5, 40] {
+        let ks: &[usize] = if cfg!(miri) { &[2, 5] } else { &[2, 5, 40] };
+        for &k in ks {
             for blocker in [0, k - 1] {
                 let done = AtomicUsize::new(0);
                 let timed_out = AtomicUsize::new(0);

@@ -16,7 +16,7 @@ fn message(p: Box<dyn std::any::Any + Send>) -> String {
 #[test]
 fn panic_resumes_in_caller_after_batch_completes() {
     let pool = Pool::builder().width(3).build().unwrap();
-    for round in 0..20 {
+    for round in 0..if cfg!(miri) { 2 } else { 20 } {
         let ran = AtomicUsize::new(0);
         let r = catch_unwind(AssertUnwindSafe(|| {
             pool.run(16, |i| {

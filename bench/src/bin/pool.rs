@@ -1,0 +1,392 @@
+//! keel-pool against rayon (`ThreadPool::install` + `par_iter`, and
+//! `ThreadPool::scope`) and `std::thread::scope`, interleaved in one run:
+//! (a) round-trip latency of k empty jobs from a thread outside the pool,
+//! (b) a morsel scan (sum of 16M i64 in 64 Ki morsels) at 1 and 2 workers,
+//! (c) the ramp from submit to the start of the last job,
+//! (d) idle cost: CPU burned in the 200 ms after a burst of 1,000 small
+//!     batches, and CPU per batch when batches come every 1 ms.
+//!
+//! `cargo run --release --manifest-path bench/Cargo.toml --bin pool [-- --quick]`
+
+use keel_bench::{Contender, black_box, interleave, print_table, usage};
+use keel_pool::Pool;
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// Hands per batch for every contender: the machine's default keel width
+/// (physical cores), and the same number of rayon threads.
+fn width() -> usize {
+    keel_topology::Topology::detect()
+        .workers_for(keel_topology::Work::Bandwidth)
+        .max(2)
+}
+
+/// A job as the ramp measurement hands it to each contender.
+type Job<'a> = dyn Fn(usize) + Sync + 'a;
+
+fn ratio(a: f64, b: f64) -> String {
+    format!("{:.1}", a / b)
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let rounds = if quick { 3 } else { 11 };
+    let w = width();
+    let keel = Pool::builder().width(w).build().expect("keel pool");
+    let rp = rayon::ThreadPoolBuilder::new()
+        .num_threads(w)
+        .build()
+        .unwrap();
+    let rp1 = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "width {w} (keel: {} workers + the caller; rayon: {w} threads); spin window {:?}; loadavg at start: {}",
+        keel.workers(),
+        keel.config().spin,
+        load.trim()
+    );
+
+    // (a) Round trip of k empty jobs from this (outside) thread.
+    println!(
+        "\n(a) round trip of a batch of k empty jobs, ns per batch (median of {rounds} rounds)"
+    );
+    let iters = if quick { 2_000 } else { 20_000 };
+    let mut rows = Vec::new();
+    for k in [1usize, 2, 4, 8] {
+        let mut cs = vec![
+            Contender::new("keel run", || {
+                keel_bench::ns_per_iter(iters, || {
+                    keel.run(k, |i| {
+                        black_box(i);
+                    })
+                })
+            }),
+            Contender::new("rayon install+par_iter", || {
+                keel_bench::ns_per_iter(iters / 4, || {
+                    rp.install(|| {
+                        (0..k).into_par_iter().for_each(|i| {
+                            black_box(i);
+                        })
+                    })
+                })
+            }),
+            Contender::new("rayon scope", || {
+                keel_bench::ns_per_iter(iters / 4, || {
+                    rp.scope(|s| {
+                        for i in 0..k {
+                            s.spawn(move |_| {
+                                black_box(i);
+                            });
+                        }
+                    })
+                })
+            }),
+            Contender::new("std::thread::scope", || {
+                keel_bench::ns_per_iter(iters / 100, || {
+                    std::thread::scope(|s| {
+                        for i in 0..k {
+                            s.spawn(move || black_box(i));
+                        }
+                    })
+                })
+            }),
+        ];
+        let m = interleave(rounds, &mut cs);
+        rows.push(vec![
+            k.to_string(),
+            format!("{:.0}", m[0]),
+            format!("{:.0}", m[1]),
+            format!("{:.0}", m[2]),
+            format!("{:.0}", m[3]),
+            ratio(m[1], m[0]),
+            ratio(m[2], m[0]),
+        ]);
+    }
+    print_table(
+        &[
+            "k",
+            "keel ns",
+            "rayon install ns",
+            "rayon scope ns",
+            "thread::scope ns",
+            "rayon install / keel",
+            "rayon scope / keel",
+        ],
+        &rows,
+    );
+
+    // (b) Morsel scan.
+    let n = if quick { 1 << 22 } else { 16 << 20 };
+    let morsel = 64 * 1024;
+    let data: Vec<i64> = (0..n as i64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
+        .collect();
+    let expect: i64 = data.iter().copied().fold(0i64, i64::wrapping_add);
+    println!(
+        "\n(b) sum of {} i64 in {morsel}-row morsels, ms (median of {rounds} rounds)",
+        n
+    );
+    let keel_scan = |hands: usize| {
+        let sum = AtomicU64::new(0);
+        keel.batch()
+            .width(hands)
+            .for_each_morsel(data.len(), morsel, |r| {
+                let s = data[r].iter().copied().fold(0i64, i64::wrapping_add);
+                sum.fetch_add(s as u64, Ordering::Relaxed);
+            })
+            .unwrap();
+        assert_eq!(sum.into_inner() as i64, expect);
+    };
+    let rayon_scan = |p: &rayon::ThreadPool| {
+        let s: i64 = p.install(|| {
+            data.par_chunks(morsel)
+                .map(|c| c.iter().copied().fold(0i64, i64::wrapping_add))
+                .reduce(|| 0, i64::wrapping_add)
+        });
+        assert_eq!(s, expect);
+    };
+    let std_scan = |hands: usize| {
+        let next = AtomicUsize::new(0);
+        let sum = AtomicU64::new(0);
+        let body = || {
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) * morsel;
+                if i >= data.len() {
+                    break;
+                }
+                let s = data[i..(i + morsel).min(data.len())]
+                    .iter()
+                    .copied()
+                    .fold(0i64, i64::wrapping_add);
+                sum.fetch_add(s as u64, Ordering::Relaxed);
+            }
+        };
+        std::thread::scope(|s| {
+            for _ in 1..hands {
+                s.spawn(body);
+            }
+            body();
+        });
+        assert_eq!(sum.into_inner() as i64, expect);
+    };
+    let ms = |f: &dyn Fn()| keel_bench::time_secs(f) * 1e3;
+    let mut cs = vec![
+        Contender::new("keel 1", || ms(&|| keel_scan(1))),
+        Contender::new("rayon 1", || ms(&|| rayon_scan(&rp1))),
+        Contender::new("std 1", || ms(&|| std_scan(1))),
+        Contender::new("keel 2", || ms(&|| keel_scan(2))),
+        Contender::new("rayon 2", || ms(&|| rayon_scan(&rp))),
+        Contender::new("std 2", || ms(&|| std_scan(2))),
+    ];
+    let m = interleave(rounds, &mut cs);
+    let speedups = [m[0] / m[3], m[1] / m[4], m[2] / m[5]];
+    let best = speedups.iter().copied().fold(0.0, f64::max);
+    print_table(
+        &[
+            "contender",
+            "1 worker ms",
+            "2 workers ms",
+            "speedup",
+            "speedup / best",
+        ],
+        &["keel", "rayon", "thread::scope"]
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                vec![
+                    name.to_string(),
+                    format!("{:.2}", m[i]),
+                    format!("{:.2}", m[i + 3]),
+                    format!("{:.2}", speedups[i]),
+                    format!("{:.3}", speedups[i] / best),
+                ]
+            })
+            .collect::<Vec<_>>(),
+    );
+
+    // (c) Ramp: submit to the start of the last of w jobs, each job busy for
+    // 50 µs so one hand cannot run them all; hot (back to back) and cold
+    // (after 2 ms idle, workers parked).
+    println!(
+        "\n(c) submit to last job start, {w} jobs of 50 µs, µs (median of {rounds} rounds of 50)"
+    );
+    let busy = |t: Instant| {
+        while t.elapsed() < Duration::from_micros(50) {
+            std::hint::spin_loop();
+        }
+    };
+    let ramp = |idle: Duration, run: &dyn Fn(&Job)| {
+        let mut v = Vec::new();
+        for _ in 0..50 {
+            std::thread::sleep(idle);
+            let last = AtomicU64::new(0);
+            let t0 = Instant::now();
+            run(&|_| {
+                let s = Instant::now();
+                last.fetch_max(s.duration_since(t0).as_nanos() as u64, Ordering::Relaxed);
+                busy(s);
+            });
+            v.push(last.into_inner() as f64 / 1e3);
+        }
+        keel_bench::median(&mut v)
+    };
+    let mut rows = Vec::new();
+    for (label, idle) in [
+        ("hot", Duration::ZERO),
+        ("after 2 ms idle", Duration::from_millis(2)),
+    ] {
+        let mut cs = vec![
+            Contender::new("keel", || ramp(idle, &|f| keel.run(w, f))),
+            Contender::new("rayon install", || {
+                ramp(idle, &|f| rp.install(|| (0..w).into_par_iter().for_each(f)))
+            }),
+            Contender::new("rayon scope", || {
+                ramp(idle, &|f| {
+                    rp.scope(|s| {
+                        for i in 0..w {
+                            s.spawn(move |_| f(i));
+                        }
+                    })
+                })
+            }),
+            Contender::new("thread::scope", || {
+                ramp(idle, &|f| {
+                    std::thread::scope(|s| {
+                        for i in 0..w {
+                            s.spawn(move || f(i));
+                        }
+                    })
+                })
+            }),
+        ];
+        let r = if quick { 1 } else { 5 };
+        let m = interleave(r, &mut cs);
+        rows.push(vec![
+            label.to_string(),
+            format!("{:.1}", m[0]),
+            format!("{:.1}", m[1]),
+            format!("{:.1}", m[2]),
+            format!("{:.1}", m[3]),
+        ]);
+    }
+    print_table(
+        &[
+            "when",
+            "keel µs",
+            "rayon install µs",
+            "rayon scope µs",
+            "thread::scope µs",
+        ],
+        &rows,
+    );
+
+    // (d) Idle cost.
+    println!(
+        "\n(d) idle cost (median of {} rounds)",
+        if quick { 1 } else { 5 }
+    );
+    let small: Vec<i64> = (0..4096).collect();
+    let small_job = |i: usize| {
+        black_box(small[i * 1024..(i + 1) * 1024].iter().sum::<i64>());
+    };
+    let burst_then_idle = |run: &dyn Fn()| {
+        for _ in 0..1000 {
+            run();
+        }
+        let u0 = usage().cpu;
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_millis(200));
+        let wall = t0.elapsed();
+        let cpu = usage().cpu - u0;
+        // Subtract nothing: the sleeping main thread burns ~0.
+        let _ = wall;
+        cpu.as_secs_f64() * 1e6
+    };
+    let sparse = |run: &dyn Fn()| {
+        let n = 200;
+        std::thread::sleep(Duration::from_millis(50));
+        let u0 = usage().cpu;
+        for _ in 0..n {
+            run();
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (usage().cpu - u0).as_secs_f64() * 1e6 / n as f64
+    };
+    let k4 = 4.min(small.len() / 1024);
+    let keel_b = || keel.run(k4, small_job);
+    let rayon_b = || rp.install(|| (0..k4).into_par_iter().for_each(small_job));
+    let rscope_b = || {
+        rp.scope(|s| {
+            for i in 0..k4 {
+                s.spawn(move |_| small_job(i));
+            }
+        })
+    };
+    let std_b = || {
+        std::thread::scope(|s| {
+            for i in 0..k4 {
+                s.spawn(move || small_job(i));
+            }
+        })
+    };
+    let r = if quick { 1 } else { 5 };
+    let mut cs = vec![
+        Contender::new("keel", || burst_then_idle(&keel_b)),
+        Contender::new("rayon install", || burst_then_idle(&rayon_b)),
+        Contender::new("rayon scope", || burst_then_idle(&rscope_b)),
+        Contender::new("thread::scope", || burst_then_idle(&std_b)),
+    ];
+    let idle = interleave(r, &mut cs);
+    let mut cs = vec![
+        Contender::new("keel", || sparse(&keel_b)),
+        Contender::new("rayon install", || sparse(&rayon_b)),
+        Contender::new("rayon scope", || sparse(&rscope_b)),
+        Contender::new("thread::scope", || sparse(&std_b)),
+    ];
+    let per = interleave(r, &mut cs);
+    print_table(
+        &[
+            "measure",
+            "keel",
+            "rayon install",
+            "rayon scope",
+            "thread::scope",
+            "keel / rayon install",
+        ],
+        &[
+            vec![
+                "CPU µs in the 200 ms after 1,000 batches".into(),
+                format!("{:.0}", idle[0]),
+                format!("{:.0}", idle[1]),
+                format!("{:.0}", idle[2]),
+                format!("{:.0}", idle[3]),
+                format!("{:.2}", idle[0] / idle[1].max(1.0)),
+            ],
+            vec![
+                "CPU µs per batch, one batch every 1 ms".into(),
+                format!("{:.1}", per[0]),
+                format!("{:.1}", per[1]),
+                format!("{:.1}", per[2]),
+                format!("{:.1}", per[3]),
+                format!("{:.2}", per[0] / per[1]),
+            ],
+        ],
+    );
+    let s = keel.stats();
+    println!(
+        "\nkeel stats: {} batches, {} jobs, {} wakes, {} parks, {} spins found work, {:?} spinning; submitter parks {}",
+        s.batches, s.jobs, s.wakes, s.parks, s.spins_found_work, s.spin_time, s.submitter_parks
+    );
+    println!(
+        "idle-cost bound for keel: spin window {:?} x {} spinning workers = {:.0} µs",
+        keel.config().spin,
+        keel.workers(),
+        keel.config().spin.as_secs_f64() * 1e6 * keel.workers() as f64
+    );
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("loadavg at end: {}", load.trim());
+}
