@@ -12,3 +12,8 @@ cargo +nightly miri test -p keel-topology --lib
 # keel-malloc: the pure C-API rules (overflow, alignment, option parsing,
 # the allocation-free stats writer); its C programs need a real process.
 cargo +nightly miri test -p keel-malloc --lib
+# keel-pool: a small real pool (threads, park/unpark, the latch freed by its
+# submitter); the timing-driven tests (high_water, wakes) stay native.
+cargo +nightly miri test -p keel-pool --lib --test exactly_once --test panics \
+  --test nested --test shutdown --test broadcast --test width_one --test cancel \
+  --test morsels --test blocking --test config --test binding
