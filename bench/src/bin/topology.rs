@@ -10,6 +10,9 @@
 //! - in-process `Topology::from_root` alone, for scale (hwloc's in-process
 //!   load is not reachable without linking libhwloc, so it is not claimed).
 //!
+//! With `KEEL_BIN` set to a built `keel` command, `keel topo --json --root`
+//! joins as the command a user runs.
+//!
 //! Usage: `cargo run --release --bin topology [-- ROUNDS]` from `bench/`.
 
 use std::path::{Path, PathBuf};
@@ -123,7 +126,7 @@ fn main() {
     let r2 = root.clone();
     let r3 = root.clone();
     let r4 = root.clone();
-    let mut c = [
+    let mut c = vec![
         Contender::new("keel process (--load-once)", move || {
             time_secs(|| {
                 run({
@@ -158,6 +161,21 @@ fn main() {
             }) * 1e3
         }),
     ];
+    let keel_bin = std::env::var_os("KEEL_BIN").map(PathBuf::from);
+    if let Some(bin) = keel_bin.filter(|b| b.is_file()) {
+        let r5 = root.clone();
+        c.push(Contender::new("keel topo --json --root", move || {
+            time_secs(|| {
+                run({
+                    let mut c = Command::new(&bin);
+                    c.args(["topo", "--json", "--root"])
+                        .arg(&r5)
+                        .stdout(Stdio::piped());
+                    c
+                });
+            }) * 1e3
+        }));
+    }
     let med = interleave(rounds, &mut c);
     let base = med[0];
     let rows: Vec<Vec<String>> = c
