@@ -9,7 +9,12 @@ fn binops_popcount_select_every_level() {
     let s = Kernels::scalar();
     let levels = simd_levels();
     let mut r = Rng(99);
-    for words in 0..=40usize {
+    let sizes: Vec<usize> = if cfg!(miri) {
+        vec![0, 1, 2, 5]
+    } else {
+        (0..=40).collect()
+    };
+    for words in sizes {
         for dense in 0..3 {
             let gen_ = |r: &mut Rng| -> Vec<u64> {
                 (0..words)
