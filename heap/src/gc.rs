@@ -72,8 +72,9 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
         if release == Release::All {
             l.dirty = false;
         }
+        let live = l.counters.allocated.saturating_sub(l.counters.freed);
         h.publish();
-        crate::stats::sample_peak(l.counters.allocated.saturating_sub(l.counters.freed));
+        crate::stats::sample_peak(live);
     }
 }
 

@@ -6,6 +6,11 @@ mod common;
 use common::{check, fill};
 use keel_heap::{BadPointer, Heap, MEDIUM_MAX, PAGE, SMALL_MAX, raw};
 
+/// A direct-map size (smaller under Miri, where every byte is emulated).
+const BIG: usize = if cfg!(miri) { MEDIUM_MAX * 3 } else { 3 << 20 };
+/// The largest alignment tried.
+const MAX_ALIGN: usize = if cfg!(miri) { 1 << 18 } else { 1 << 23 };
+
 fn roundtrip(h: &Heap, size: usize, align: usize) {
     let p = h.alloc(size, align);
     assert!(!p.is_null(), "size {size} align {align}");
@@ -145,8 +150,8 @@ fn alignments_1_to_4096_for_every_class() {
 fn alignments_above_page_size() {
     let h = Heap::new().unwrap();
     let mut a = 2 * PAGE;
-    while a <= 1 << 23 {
-        for s in [1, 5000, MEDIUM_MAX, 3 << 20] {
+    while a <= MAX_ALIGN {
+        for s in [1, 5000, MEDIUM_MAX, BIG] {
             roundtrip(&h, s, a);
         }
         a *= 4;
@@ -164,7 +169,7 @@ fn realloc_growing_and_shrinking_across_classes() {
         SMALL_MAX + 1,
         70_000,
         MEDIUM_MAX + 5,
-        3 << 20,
+        BIG,
         50_000,
         700,
         9,
@@ -220,9 +225,9 @@ fn zeroed_allocation_really_zeroed_after_release_and_reuse() {
         4000,
         SMALL_MAX,
         20_000,
-        200_000,
+        MEDIUM_MAX / 2,
         MEDIUM_MAX,
-        2 << 20,
+        BIG,
     ];
     for round in 0..3 {
         let ps: Vec<_> = sizes.iter().map(|&s| (h.alloc(s, 8), s)).collect();
@@ -307,7 +312,9 @@ fn free_after_the_owner_thread_exited() {
 #[test]
 fn gc_with_pending_foreign_frees() {
     let h = Heap::new().unwrap();
-    let ps: Vec<SendPtr> = (0..10).map(|_| SendPtr(h.alloc(200_000, 8))).collect();
+    let ps: Vec<SendPtr> = (0..10)
+        .map(|_| SendPtr(h.alloc(MEDIUM_MAX / 2, 8)))
+        .collect();
     std::thread::spawn(move || {
         let o = Heap::new().unwrap();
         for p in ps {
@@ -345,7 +352,7 @@ fn gc_without_pending_foreign_frees() {
 #[test]
 fn double_free_is_detected_and_reports_the_pointer() {
     let h = Heap::new().unwrap();
-    for s in [24usize, 5000, 300_000, 3 << 20] {
+    for s in [24usize, 5000, MEDIUM_MAX / 2, BIG] {
         let p = h.alloc(s, 8);
         // SAFETY: `p` is live for the first check, then freed once; the
         // checker only inspects keel-heap metadata afterwards.

@@ -1,0 +1,45 @@
+//! The fork handlers: a child of a threaded program can allocate.
+#![cfg(not(any(keel_loom, miri)))]
+
+use keel_heap::raw;
+
+#[test]
+fn child_of_a_threaded_program_can_allocate_after_fork() {
+    // Other threads hold heaps and may be inside the allocator at fork time.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s2 = stop.clone();
+    let t = std::thread::spawn(move || {
+        while !s2.load(std::sync::atomic::Ordering::Relaxed) {
+            let p = raw::alloc(5 << 20, 8);
+            // SAFETY: freed once.
+            unsafe { raw::free(p) };
+        }
+    });
+    for _ in 0..5 {
+        raw::prepare_fork();
+        // SAFETY: the child only calls async-signal-tolerant code of ours and _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            raw::child_after_fork();
+            let ok = (0..100).all(|i| {
+                let p = raw::alloc(if i % 2 == 0 { 100 } else { 3 << 20 }, 8);
+                // SAFETY: freed once.
+                unsafe { raw::free(p) };
+                !p.is_null()
+            });
+            // SAFETY: leaving the child without running the parent's atexit handlers.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        raw::parent_after_fork();
+        assert!(pid > 0, "fork failed");
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child status {status}"
+        );
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    t.join().unwrap();
+}
