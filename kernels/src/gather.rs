@@ -39,6 +39,12 @@ pub(crate) const BLOCK: usize = 512;
 /// instructions.
 pub(crate) const PREFETCH_MIN_BYTES: usize = 1 << 20;
 
+/// Columns below this size (in bytes) use the hardware gather instructions
+/// at the AVX2 and AVX-512 levels; larger ones use the scalar loop with
+/// prefetch, which measured as fast or faster once rows miss L2 (see the
+/// crate README).
+pub(crate) const HW_GATHER_MAX_BYTES: usize = 256 << 10;
+
 /// Why a gather did not run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GatherError {
@@ -714,7 +720,7 @@ fn run_checked(
     let mut start = 0;
     while start < n {
         let end = (start + BLOCK).min(n);
-        if !idx.all_below(start, end, len) {
+        if !all_below(level, &idx, start, end, len) {
             let (position, index) = idx
                 .first_out_of_range(start, end, len)
                 .unwrap_or((start, 0));
@@ -766,16 +772,38 @@ unsafe fn run_unchecked(
 /// `idx.len() >= out.len()`, and the first `out.len()` indices are below
 /// `src.len()`; `src` and `out` have the same width.
 unsafe fn block(level: Level, src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>) {
-    let prefetch = src.bytes() >= PREFETCH_MIN_BYTES;
+    let bytes = src.bytes();
+    let hw = bytes < HW_GATHER_MAX_BYTES;
     // SAFETY: forwarded contract; `level` comes from a `Kernels` value, which
     // proves the CPU supports it.
     unsafe {
         match level {
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            Level::Avx512 => arch::x86_64::avx512::gather::block(src, idx, out, prefetch),
+            Level::Avx512 if hw => arch::x86_64::avx512::gather::block(src, idx, out),
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            Level::Avx2 => arch::x86_64::avx2::gather::block(src, idx, out, prefetch),
-            _ => arch::scalar::gather::block(src, idx, out, prefetch),
+            Level::Avx2 if hw => arch::x86_64::avx2::gather::block(src, idx, out),
+            _ => arch::scalar::gather::block(src, idx, out, bytes >= PREFETCH_MIN_BYTES),
         }
+    }
+}
+
+/// Whether every index in `start..end` is below `len`, with the level's
+/// widest unsigned max.
+fn all_below(level: Level, idx: &Idx<'_>, start: usize, end: usize, len: usize) -> bool {
+    match (level, idx) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        (Level::Avx2 | Level::Avx512, Idx::U32(s)) => {
+            // SAFETY: a `Kernels` value at this level proves AVX2 (AVX-512
+            // implies it).
+            let max = unsafe { arch::x86_64::avx2::gather::max_u32(&s[start..end]) };
+            len > u32::MAX as usize || (max as usize) < len
+        }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        (Level::Avx2 | Level::Avx512, Idx::U64(s)) => {
+            // SAFETY: as above.
+            let max = unsafe { arch::x86_64::avx2::gather::max_u64(&s[start..end]) };
+            max < len as u64
+        }
+        _ => idx.all_below(start, end, len),
     }
 }

@@ -1,46 +1,18 @@
 //! AVX2 gather leaves (`vpgatherdd`, `vpgatherdq`, `vpgatherqd`,
-//! `vpgatherqq`), with the same software prefetch as the scalar twin.
+//! `vpgatherqq`) for columns that fit in L2, and the unsigned index max the
+//! checked gathers use at the AVX2 and AVX-512 levels.
 //!
 //! There is no byte gather: 1-byte columns run the scalar twin. The 32-bit
 //! index forms sign-extend their indices, so columns longer than
 //! `i32::MAX` rows also run the scalar twin for `u32` indices.
 
-use crate::arch::scalar::gather::{DISTANCE, prefetch};
 use crate::gather::raw::{Dst, Idx, Src};
 use core::arch::x86_64::*;
 
-/// Prefetches the rows `LANES` indices starting `DISTANCE` ahead of `i`.
-///
-/// # Safety
-///
-/// `i + DISTANCE + LANES <= idx.len()`.
-#[inline(always)]
-pub(crate) unsafe fn prefetch_rows<R, I: Copy + Into<u64>, const LANES: usize>(
-    src: *const R,
-    idx: &[I],
-    i: usize,
-) {
-    for k in 0..LANES {
-        // SAFETY: in bounds by contract; prefetch never faults.
-        let ahead: u64 = unsafe { *idx.get_unchecked(i + DISTANCE + k) }.into();
-        prefetch(src.wrapping_add(ahead as usize));
-    }
-}
-
-/// Where the prefetching loop must stop so its hints stay inside `idx`.
-#[inline(always)]
-pub(crate) fn hinted(n: usize, idx_len: usize, prefetch_ahead: bool) -> usize {
-    if prefetch_ahead {
-        n.min(idx_len.saturating_sub(DISTANCE))
-    } else {
-        0
-    }
-}
-
-/// One gather leaf: a prefetching main loop, a plain loop for the last
-/// `DISTANCE` rows, and the scalar twin for the tail shorter than a vector.
-/// Shared with the AVX-512 leaves, which differ only in feature set,
-/// vector width and intrinsics.
+/// One gather leaf: whole vectors, then the scalar twin for the tail.
+/// Shared with the AVX-512 leaves, which differ only in feature set, vector
+/// width and intrinsics. No prefetch: the hardware gathers are only used for
+/// columns that sit in L2 (`HW_GATHER_MAX_BYTES`).
 macro_rules! leaf {
     ($feat:literal, $level:literal, $(#[$doc:meta])* $name:ident, $raw:ty, $ix:ty, $lanes:expr, |$s:ident, $p:ident| $gather:expr, |$o:ident, $v:ident| $store:expr) => {
         $(#[$doc])*
@@ -51,17 +23,14 @@ macro_rules! leaf {
         /// `out.len()` indices are below `src.len()` (and below 2^31 for
         /// 32-bit indices).
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $name(src: &[$raw], idx: &[$ix], out: &mut [$raw], prefetch_ahead: bool) {
+        pub(crate) unsafe fn $name(src: &[$raw], idx: &[$ix], out: &mut [$raw]) {
             const LANES: usize = $lanes;
             let n = out.len();
             let $s = src.as_ptr();
             let ip = idx.as_ptr();
             let op = out.as_mut_ptr();
             let mut i = 0;
-            let hint_end = $crate::arch::x86_64::avx2::gather::hinted(n, idx.len(), prefetch_ahead);
-            while i + LANES <= hint_end {
-                // SAFETY: i + LANES <= idx.len() - DISTANCE.
-                unsafe { $crate::arch::x86_64::avx2::gather::prefetch_rows::<_, _, LANES>($s, idx, i) };
+            while i + LANES <= n {
                 // SAFETY: i + LANES <= n <= idx.len(): the lane indices are
                 // readable and below src.len() by contract; out has n slots.
                 unsafe {
@@ -72,18 +41,10 @@ macro_rules! leaf {
                 }
                 i += LANES;
             }
-            while i + LANES <= n {
-                // SAFETY: as above.
-                unsafe {
-                    let $p = ip.add(i);
-                    let $v = $gather;
-                    let $o = op.add(i);
-                    $store;
-                }
-                i += LANES;
-            }
             // SAFETY: the remaining indices are in range by contract.
-            unsafe { $crate::arch::scalar::gather::take(src, &idx[i..], &mut out[i..], false) };
+            unsafe {
+                $crate::arch::scalar::gather::take(src, &idx[i..], &mut out[i..], false)
+            };
         }
     };
 }
@@ -127,17 +88,65 @@ leaf!(
 ///
 /// The CPU supports AVX2; `idx.len() >= out.len()`, the first `out.len()`
 /// indices are below `src.len()`; `src` and `out` have the same width.
-pub(crate) unsafe fn block(src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>, prefetch_ahead: bool) {
+pub(crate) unsafe fn block(src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>) {
     // 32-bit gather offsets are signed.
     let dword_ok = src.len() <= i32::MAX as usize + 1;
     // SAFETY: forwarded contract; the 32-bit forms only see indices < 2^31.
     unsafe {
         match (src, out, idx) {
-            (Src::W4(s), Dst::W4(o), Idx::U32(i)) if dword_ok => w4_u32(s, i, o, prefetch_ahead),
-            (Src::W8(s), Dst::W8(o), Idx::U32(i)) if dword_ok => w8_u32(s, i, o, prefetch_ahead),
-            (Src::W4(s), Dst::W4(o), Idx::U64(i)) => w4_u64(s, i, o, prefetch_ahead),
-            (Src::W8(s), Dst::W8(o), Idx::U64(i)) => w8_u64(s, i, o, prefetch_ahead),
-            (s, o, i) => crate::arch::scalar::gather::block(s, i, o, prefetch_ahead),
+            (Src::W4(s), Dst::W4(o), Idx::U32(i)) if dword_ok => w4_u32(s, i, o),
+            (Src::W8(s), Dst::W8(o), Idx::U32(i)) if dword_ok => w8_u32(s, i, o),
+            (Src::W4(s), Dst::W4(o), Idx::U64(i)) => w4_u64(s, i, o),
+            (Src::W8(s), Dst::W8(o), Idx::U64(i)) => w8_u64(s, i, o),
+            (s, o, i) => crate::arch::scalar::gather::block(s, i, o, false),
         }
     }
+}
+
+/// Largest value in `s` (0 if empty), 16 lanes of `vpmaxud` at a time.
+///
+/// # Safety
+///
+/// The CPU supports AVX2.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn max_u32(s: &[u32]) -> u32 {
+    let mut a = _mm256_setzero_si256();
+    let mut b = _mm256_setzero_si256();
+    let mut chunks = s.chunks_exact(16);
+    for c in &mut chunks {
+        // SAFETY: `c` has 16 readable u32s: two unaligned 256-bit loads.
+        unsafe {
+            a = _mm256_max_epu32(a, _mm256_loadu_si256(c.as_ptr().cast()));
+            b = _mm256_max_epu32(b, _mm256_loadu_si256(c.as_ptr().add(8).cast()));
+        }
+    }
+    let mut lanes = [0u32; 8];
+    // SAFETY: `lanes` has room for 8 u32s.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_max_epu32(a, b)) };
+    let tail = chunks.remainder().iter().copied();
+    lanes.into_iter().chain(tail).max().unwrap_or(0)
+}
+
+/// Largest value in `s` (0 if empty), 4 lanes at a time (unsigned compare
+/// through a sign flip: AVX2 has no `vpmaxuq`).
+///
+/// # Safety
+///
+/// The CPU supports AVX2.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn max_u64(s: &[u64]) -> u64 {
+    let flip = _mm256_set1_epi64x(i64::MIN);
+    // The running max, sign-flipped so a signed compare orders it unsigned.
+    let mut m = flip;
+    let mut chunks = s.chunks_exact(4);
+    for c in &mut chunks {
+        // SAFETY: `c` has 4 readable u64s.
+        let x = _mm256_xor_si256(unsafe { _mm256_loadu_si256(c.as_ptr().cast()) }, flip);
+        m = _mm256_blendv_epi8(m, x, _mm256_cmpgt_epi64(x, m));
+    }
+    let mut lanes = [0u64; 4];
+    // SAFETY: `lanes` has room for 4 u64s.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), _mm256_xor_si256(m, flip)) };
+    let tail = chunks.remainder().iter().copied();
+    lanes.into_iter().chain(tail).max().unwrap_or(0)
 }

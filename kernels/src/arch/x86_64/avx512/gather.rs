@@ -1,5 +1,5 @@
 //! AVX-512 gather leaves: the AVX2 leaves' loop at twice the width
-//! (`vpgatherdd` zmm: 16 rows, the others 8), with the same prefetch.
+//! (`vpgatherdd` zmm: 16 rows, the others 8), for columns that fit in L2.
 //!
 //! 1-byte columns run the scalar twin (no byte gather); `u32` indices into
 //! columns longer than `i32::MAX` rows do too (the offsets are signed).
@@ -47,17 +47,17 @@ leaf!(
 /// The CPU supports AVX-512 (F, BW, DQ, VL, VPOPCNTDQ); `idx.len() >=
 /// out.len()`, the first `out.len()` indices are below `src.len()`; `src` and
 /// `out` have the same width.
-pub(crate) unsafe fn block(src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>, prefetch_ahead: bool) {
+pub(crate) unsafe fn block(src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>) {
     // 32-bit gather offsets are signed.
     let dword_ok = src.len() <= i32::MAX as usize + 1;
     // SAFETY: forwarded contract; the 32-bit forms only see indices < 2^31.
     unsafe {
         match (src, out, idx) {
-            (Src::W4(s), Dst::W4(o), Idx::U32(i)) if dword_ok => w4_u32(s, i, o, prefetch_ahead),
-            (Src::W8(s), Dst::W8(o), Idx::U32(i)) if dword_ok => w8_u32(s, i, o, prefetch_ahead),
-            (Src::W4(s), Dst::W4(o), Idx::U64(i)) => w4_u64(s, i, o, prefetch_ahead),
-            (Src::W8(s), Dst::W8(o), Idx::U64(i)) => w8_u64(s, i, o, prefetch_ahead),
-            (s, o, i) => crate::arch::scalar::gather::block(s, i, o, prefetch_ahead),
+            (Src::W4(s), Dst::W4(o), Idx::U32(i)) if dword_ok => w4_u32(s, i, o),
+            (Src::W8(s), Dst::W8(o), Idx::U32(i)) if dword_ok => w8_u32(s, i, o),
+            (Src::W4(s), Dst::W4(o), Idx::U64(i)) => w4_u64(s, i, o),
+            (Src::W8(s), Dst::W8(o), Idx::U64(i)) => w8_u64(s, i, o),
+            (s, o, i) => crate::arch::scalar::gather::block(s, i, o, false),
         }
     }
 }
