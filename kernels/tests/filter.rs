@@ -39,7 +39,7 @@ fn check_type<T: Gen>(seed: u64) {
     let s = Kernels::scalar();
     let levels = simd_levels();
     let mut r = Rng(seed);
-    for (pi, p) in PATTERNS.into_iter().enumerate() {
+    for (pi, &p) in PATTERNS.iter().enumerate() {
         let buf: Vec<T> = column(p, MAX_LEN + MAX_OFF + 1, seed ^ pi as u64);
         for len in lens() {
             let words = len.div_ceil(64);

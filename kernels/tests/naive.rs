@@ -39,8 +39,8 @@ fn same_opt<T: Element>(a: Option<(T, T)>, b: Option<(T, T)>) -> bool {
 fn check_min_max_count<T: Gen>(seed: u64) {
     let s = Kernels::scalar();
     let mut r = Rng(seed);
-    for p in PATTERNS {
-        for nulls in NULLS {
+    for &p in PATTERNS {
+        for &nulls in NULLS {
             for len in lens().into_iter().step_by(if cfg!(miri) { 1 } else { 7 }) {
                 let v: Vec<T> = column(p, len, r.next());
                 let val = validity(nulls, len, r.next());
@@ -101,8 +101,8 @@ macro_rules! int_sums {
         #[test]
         fn $name() {
             let mut r = Rng(40);
-            for p in PATTERNS {
-                for nulls in NULLS {
+            for &p in PATTERNS {
+                for &nulls in NULLS {
                     for len in lens().into_iter().step_by(if cfg!(miri) { 1 } else { 5 }) {
                         let v: Vec<$t> = column(p, len, r.next());
                         let val = validity(nulls, len, r.next());
