@@ -17,3 +17,8 @@ cargo +nightly miri test -p keel-malloc --lib
 cargo +nightly miri test -p keel-pool --lib --test exactly_once --test panics \
   --test nested --test shutdown --test broadcast --test width_one --test cancel \
   --test morsels --test blocking --test config --test binding
+# keel-kernels: Miri detects no SIMD, so this is the scalar level (the twins)
+# on lengths around the 64-row word boundaries; each kernel family lists its
+# own test files.
+cargo +nightly miri test -p keel-kernels --test agg --test filter --test bitmap \
+  --test zone --test span --test naive
