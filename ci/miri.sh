@@ -22,3 +22,6 @@ cargo +nightly miri test -p keel-pool --lib --test exactly_once --test panics \
 # own test files.
 cargo +nightly miri test -p keel-kernels --test agg --test filter --test bitmap \
   --test zone --test span --test naive
+# keel-heap: the whole test suite on its Miri OS backend (256 KiB regions,
+# sizes shrunk under cfg(miri)); one test thread keeps the run deterministic.
+cargo +nightly miri test -p keel-heap --tests -- --test-threads=1

@@ -265,7 +265,7 @@ mod chunks {
     //! Miri's addresses are not laid out like a real process's, so a small
     //! table of chunks stands in for the bitmap.
     use crate::sync::Locked;
-    const N: usize = 512;
+    const N: usize = 128;
     static TABLE: Locked<[(usize, u8); N]> = Locked::new([(0, 0); N]);
 
     pub(crate) fn get(addr: usize) -> u8 {
