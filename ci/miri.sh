@@ -25,3 +25,6 @@ cargo +nightly miri test -p keel-kernels --test agg --test filter --test bitmap 
 # keel-heap: the whole test suite on its Miri OS backend (256 KiB regions,
 # sizes shrunk under cfg(miri)); one test thread keeps the run deterministic.
 cargo +nightly miri test -p keel-heap --tests -- --test-threads=1
+# keel-kernels hashing, partitioning, group-by and HyperLogLog, scalar level
+# (statistics tests skip themselves here; about 1 minute).
+cargo +nightly miri test -p keel-kernels --test hash --test hll --test partition --test groupby

@@ -99,7 +99,12 @@ fn batch_add_equals_scalar_on_long_columns_at_every_precision() {
 #[test]
 fn merge_equals_scalar_and_the_sketch_of_the_union() {
     let mut r = Rng(11);
-    for p in [4u8, 10, 14, 18] {
+    let ps: &[u8] = if cfg!(miri) {
+        &[4, 10]
+    } else {
+        &[4, 10, 14, 18]
+    };
+    for &p in ps {
         let n = if cfg!(miri) { 100 } else { 20_000 };
         let keys: Vec<u64> = (0..n).map(|_| r.next() % 30_000).collect();
         let (a_keys, b_keys) = keys.split_at(n / 3);
