@@ -362,6 +362,32 @@ fn large_columns_take_the_prefetch_path() {
     }
 }
 
+/// Frames over large columns: several steps of 16 Ki indices, with and
+/// without prefetch (random and sorted steps).
+#[test]
+fn large_frames_over_several_steps() {
+    if cfg!(miri) {
+        println!("skipped under Miri: 2 MiB columns are too slow to interpret");
+        return;
+    }
+    let mut rng = Rng::new(9);
+    let rows = (2 << 20) / 8 + 5;
+    let a: Vec<u64> = (0..rows).map(|_| rng.next()).collect();
+    let b: Vec<f32> = (0..rows).map(|_| Val::make(rng.next())).collect();
+    for pattern in [Pattern::Random, Pattern::Sorted, Pattern::Clustered] {
+        let n = 40_000;
+        let idx: Vec<u32> = indices(&mut rng, pattern, n, rows);
+        for k in levels() {
+            let (mut oa, mut ob) = (vec![0u64; n], vec![0f32; n]);
+            let cols = [Column::new(&a), Column::new(&b)];
+            let mut outs = [ColumnMut::new(&mut oa), ColumnMut::new(&mut ob)];
+            assert_eq!(k.gather_frame(&cols, &idx, &mut outs), Ok(()));
+            assert!(same(&oa, &naive(&a, &idx)), "{} {pattern:?}", k.level());
+            assert!(same(&ob, &naive(&b, &idx)), "{} {pattern:?}", k.level());
+        }
+    }
+}
+
 /// A frame of every element type, gathered in one call, equals seven naive loops.
 #[test]
 fn frame_matches_naive_per_column() {
