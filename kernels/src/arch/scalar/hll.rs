@@ -36,13 +36,27 @@ pub fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
 
 /// Applies packed `(index << 8) | rank` updates (what the SIMD leaves
 /// compute a block at a time) to the registers.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code) // only the SIMD leaves call it
+)]
 #[inline(always)]
 pub(crate) fn apply_packed(regs: &mut [u8], packed: &[u32]) {
+    // regs.len() is 2^p and every index is below it, so the mask changes
+    // nothing; it bounds the index without a per-update check.
+    let Some(mask) = regs.len().checked_sub(1) else {
+        return;
+    };
     for &pk in packed {
-        let slot = &mut regs[(pk >> 8) as usize];
-        // Branch-free max: once the sketch fills, most ranks lose, and a
-        // data-dependent branch would mispredict on fresh sketches.
-        *slot = (*slot).max(pk as u8);
+        // SAFETY: x & mask <= mask = regs.len() - 1 for any x.
+        let slot = unsafe { regs.get_unchecked_mut((pk >> 8) as usize & mask) };
+        let r = pk as u8;
+        // Store only on a new maximum: once a sketch holds a few times m
+        // keys almost every rank loses, the branch predicts well, and the
+        // skipped stores free the store port for the next block's hashes.
+        if r > *slot {
+            *slot = r;
+        }
     }
 }
 
