@@ -252,34 +252,43 @@ macro_rules! min_max {
             let simd = unsafe {
                 let hi = $set1(<$k>::MAX);
                 let lo = $set1(<$k>::MIN);
-                let (mut mn, mut mx) = ([hi; 2], [lo; 2]);
+                // Named accumulators, two of each, two vectors a step: kept
+                // in registers (an indexed array was kept on the stack).
+                let (mut mn0, mut mn1, mut mx0, mut mx1) = (hi, hi, lo, lo);
                 for b in 0..full {
                     let w = word(val, b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
-                        for j in 0..64 / L {
-                            let x = $key(_mm256_loadu_si256(base.add(L * j).cast()));
+                        for j in (0..64 / L).step_by(2) {
+                            let x0 = $key(_mm256_loadu_si256(base.add(L * j).cast()));
+                            let x1 = $key(_mm256_loadu_si256(base.add(L * j + L).cast()));
                             if MODE & 1 != 0 {
-                                mn[j % 2] = $min(mn[j % 2], x);
+                                mn0 = $min(mn0, x0);
+                                mn1 = $min(mn1, x1);
                             }
                             if MODE & 2 != 0 {
-                                mx[j % 2] = $max(mx[j % 2], x);
+                                mx0 = $max(mx0, x0);
+                                mx1 = $max(mx1, x1);
                             }
                         }
                     } else if w != 0 {
-                        for j in 0..64 / L {
-                            let x = $key(_mm256_loadu_si256(base.add(L * j).cast()));
-                            let m = $mask(w >> (L * j));
+                        for j in (0..64 / L).step_by(2) {
+                            let x0 = $key(_mm256_loadu_si256(base.add(L * j).cast()));
+                            let x1 = $key(_mm256_loadu_si256(base.add(L * j + L).cast()));
+                            let m0 = $mask(w >> (L * j));
+                            let m1 = $mask(w >> (L * j + L));
                             if MODE & 1 != 0 {
-                                mn[j % 2] = $min(mn[j % 2], _mm256_blendv_epi8(hi, x, m));
+                                mn0 = $min(mn0, _mm256_blendv_epi8(hi, x0, m0));
+                                mn1 = $min(mn1, _mm256_blendv_epi8(hi, x1, m1));
                             }
                             if MODE & 2 != 0 {
-                                mx[j % 2] = $max(mx[j % 2], _mm256_blendv_epi8(lo, x, m));
+                                mx0 = $max(mx0, _mm256_blendv_epi8(lo, x0, m0));
+                                mx1 = $max(mx1, _mm256_blendv_epi8(lo, x1, m1));
                             }
                         }
                     }
                 }
-                let (a, b) = ($min(mn[0], mn[1]), $max(mx[0], mx[1]));
+                let (a, b) = ($min(mn0, mn1), $max(mx0, mx1));
                 let (mut ka, mut kb) = ([0 as $k; L], [0 as $k; L]);
                 _mm256_storeu_si256(ka.as_mut_ptr().cast(), a);
                 _mm256_storeu_si256(kb.as_mut_ptr().cast(), b);

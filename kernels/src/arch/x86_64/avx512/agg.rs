@@ -163,27 +163,34 @@ macro_rules! min_max {
             let n = v.len();
             // SAFETY: masked loads enable only rows < n (see int_sum).
             unsafe {
-                let (mut mn, mut mx) = ([$set1($hi); 2], [$set1($lo); 2]);
+                // Named accumulators, two of each, two vectors a step, so
+                // they stay in registers.
+                let (hi, lo) = ($set1($hi), $set1($lo));
+                let (mut mn0, mut mn1, mut mx0, mut mx1) = (hi, hi, lo, lo);
                 for b in 0..n.div_ceil(64) {
                     let w = block_word(val, n, b);
                     if w == 0 {
                         continue;
                     }
                     let base = v.as_ptr().wrapping_add(b * 64);
-                    for j in 0..64 / L {
-                        let m = (w >> (L * j)) as $mt;
-                        let x = $key($loadz(m, base.wrapping_add(L * j).cast()));
+                    for j in (0..64 / L).step_by(2) {
+                        let m0 = (w >> (L * j)) as $mt;
+                        let m1 = (w >> (L * j + L)) as $mt;
+                        let x0 = $key($loadz(m0, base.wrapping_add(L * j).cast()));
+                        let x1 = $key($loadz(m1, base.wrapping_add(L * j + L).cast()));
                         // Masked min/max: null lanes keep their accumulator.
                         if MODE & 1 != 0 {
-                            mn[j % 2] = $mmin(mn[j % 2], m, mn[j % 2], x);
+                            mn0 = $mmin(mn0, m0, mn0, x0);
+                            mn1 = $mmin(mn1, m1, mn1, x1);
                         }
                         if MODE & 2 != 0 {
-                            mx[j % 2] = $mmax(mx[j % 2], m, mx[j % 2], x);
+                            mx0 = $mmax(mx0, m0, mx0, x0);
+                            mx1 = $mmax(mx1, m1, mx1, x1);
                         }
                     }
                 }
-                let kmin: $k = $rmin($mmin(mn[0], !0, mn[0], mn[1])) as $k;
-                let kmax: $k = $rmax($mmax(mx[0], !0, mx[0], mx[1])) as $k;
+                let kmin: $k = $rmin($mmin(mn0, !0, mn0, mn1)) as $k;
+                let kmax: $k = $rmax($mmax(mx0, !0, mx0, mx1)) as $k;
                 let unkey = |$r: $k| -> $t { $unkey };
                 (unkey(kmin), unkey(kmax))
             }
