@@ -74,7 +74,10 @@ pub fn hash_family(inp: &HashInput) {
     let mut want_acc = want.clone();
     let want_c = scalar.combine_u64_column(ks, &mut want_acc);
     let radix = Radix::new(inp.bits, inp.shift);
-    assert_eq!(radix.is_ok(), inp.bits <= 16 && u32::from(inp.bits) + u32::from(inp.shift) <= 64);
+    assert_eq!(
+        radix.is_ok(),
+        inp.bits <= 16 && u32::from(inp.bits) + u32::from(inp.shift) <= 64
+    );
     let ik: Vec<i64> = ks.iter().map(|&k| k as i64).collect();
     let part = |k: Kernels| {
         let r = radix.ok()?;
@@ -90,7 +93,12 @@ pub fn hash_family(inp: &HashInput) {
     want_sorted.sort_unstable();
     for k in Kernels::supported() {
         let mut got = vec![0u64; out_len];
-        assert_eq!(k.hash_u64_column(ks, inp.seed, &mut got), want_r, "{}", k.level());
+        assert_eq!(
+            k.hash_u64_column(ks, inp.seed, &mut got),
+            want_r,
+            "{}",
+            k.level()
+        );
         assert_eq!(got, want, "{}", k.level());
         let mut acc = want.clone();
         assert_eq!(k.combine_u64_column(ks, &mut acc), want_c);
@@ -139,11 +147,22 @@ pub fn hll_family(inp: &HllInput) {
         k.hll_merge(&mut a, &b).unwrap();
         assert_eq!(a, want, "{}", k.level());
         // Different precision or seed: an error, never a panic.
-        let other_p = if inp.precision == 18 { 17 } else { inp.precision + 1 };
-        assert!(k.hll_merge(&mut a, &HyperLogLog::with_seed(other_p, inp.seed).unwrap()).is_err());
-        assert!(k
-            .hll_merge(&mut a, &HyperLogLog::with_seed(inp.precision, !inp.seed).unwrap())
-            .is_err());
+        let other_p = if inp.precision == 18 {
+            17
+        } else {
+            inp.precision + 1
+        };
+        assert!(
+            k.hll_merge(&mut a, &HyperLogLog::with_seed(other_p, inp.seed).unwrap())
+                .is_err()
+        );
+        assert!(
+            k.hll_merge(
+                &mut a,
+                &HyperLogLog::with_seed(inp.precision, !inp.seed).unwrap()
+            )
+            .is_err()
+        );
     }
 }
 
