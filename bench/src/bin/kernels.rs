@@ -1,0 +1,755 @@
+//! Aggregate and filter throughput of keel-kernels against (a) the plain
+//! loop in the default build, (b) the same loop compiled for this CPU's
+//! vector extensions (`#[target_feature]` wrapper: AVX-512 where detected,
+//! else AVX2), (c) arrow-rs compute kernels (`arrow-arith` aggregates,
+//! `arrow-ord` comparisons), and (d) the streaming-read bandwidth of a 1 GiB
+//! buffer measured in the same run (interleaved with the largest size).
+//! Sizes 4 Ki, 64 Ki, 1 Mi, 16 Mi and 128 Mi rows; contenders interleaved
+//! round by round; medians of GB/s of input read (values, plus validity
+//! bits where used). Ends with the issue's goals, met or missed.
+//!
+//! ```sh
+//! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
+//! # quicker: --max-log2 20 --rounds 5 ; one kernel: --only sum
+//! ```
+
+use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
+use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_kernels::filter::{CmpOp, Predicate};
+use keel_kernels::{Element, Kernels, cpu};
+use std::time::Instant;
+
+struct Args {
+    max_log2: u32,
+    rounds: usize,
+    only: Option<String>,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        max_log2: 27,
+        rounds: 5,
+        only: None,
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < v.len() {
+        let val = v.get(i + 1).cloned().unwrap_or_default();
+        match v[i].as_str() {
+            "--max-log2" => a.max_log2 = val.parse().expect("--max-log2 N"),
+            "--rounds" => a.rounds = val.parse().expect("--rounds N"),
+            "--only" => a.only = Some(val),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    a
+}
+
+/// The plain loops: what a user writes. Each is `#[inline(always)]` so the
+/// wrappers below compile it with their target features.
+mod plain {
+    pub trait Num: Copy + PartialOrd {
+        fn add(self, o: Self) -> Self;
+        const ZERO: Self;
+    }
+    impl Num for i64 {
+        fn add(self, o: i64) -> i64 {
+            self.wrapping_add(o)
+        }
+        const ZERO: i64 = 0;
+    }
+    impl Num for i32 {
+        fn add(self, o: i32) -> i32 {
+            self.wrapping_add(o)
+        }
+        const ZERO: i32 = 0;
+    }
+    impl Num for f64 {
+        fn add(self, o: f64) -> f64 {
+            self + o
+        }
+        const ZERO: f64 = 0.0;
+    }
+
+    #[inline(always)]
+    pub fn sum<T: Num>(v: &[T]) -> T {
+        let mut s = T::ZERO;
+        for &x in v {
+            s = s.add(x);
+        }
+        s
+    }
+    #[inline(always)]
+    pub fn sum_valid<T: Num>(v: &[T], b: &[u64]) -> T {
+        let mut s = T::ZERO;
+        for (i, &x) in v.iter().enumerate() {
+            s = s.add(if b[i / 64] >> (i % 64) & 1 == 1 {
+                x
+            } else {
+                T::ZERO
+            });
+        }
+        s
+    }
+    #[inline(always)]
+    pub fn min<T: Num>(v: &[T]) -> Option<T> {
+        let mut m = *v.first()?;
+        for &x in v {
+            m = if x < m { x } else { m };
+        }
+        Some(m)
+    }
+    #[inline(always)]
+    pub fn max<T: Num>(v: &[T]) -> Option<T> {
+        let mut m = *v.first()?;
+        for &x in v {
+            m = if x > m { x } else { m };
+        }
+        Some(m)
+    }
+    #[inline(always)]
+    pub fn min_max<T: Num>(v: &[T]) -> Option<(T, T)> {
+        let (mut a, mut b) = (*v.first()?, *v.first()?);
+        for &x in v {
+            a = if x < a { x } else { a };
+            b = if x > b { x } else { b };
+        }
+        Some((a, b))
+    }
+    #[inline(always)]
+    pub fn lt<T: Num>(v: &[T], c: T, out: &mut [u64]) {
+        for (o, ch) in out.iter_mut().zip(v.chunks(64)) {
+            let mut w = 0u64;
+            for (j, &x) in ch.iter().enumerate() {
+                w |= ((x < c) as u64) << j;
+            }
+            *o = w;
+        }
+    }
+    #[inline(always)]
+    pub fn between<T: Num>(v: &[T], lo: T, hi: T, out: &mut [u64]) {
+        for (o, ch) in out.iter_mut().zip(v.chunks(64)) {
+            let mut w = 0u64;
+            for (j, &x) in ch.iter().enumerate() {
+                w |= ((lo <= x && x <= hi) as u64) << j;
+            }
+            *o = w;
+        }
+    }
+    #[inline(always)]
+    pub fn lt_and<T: Num>(v: &[T], c: T, out: &mut [u64]) {
+        for (o, ch) in out.iter_mut().zip(v.chunks(64)) {
+            let mut w = 0u64;
+            for (j, &x) in ch.iter().enumerate() {
+                w |= ((x < c) as u64) << j;
+            }
+            *o &= w;
+        }
+    }
+    #[inline(always)]
+    pub fn count(b: &[u64]) -> usize {
+        b.iter().map(|w| w.count_ones() as usize).sum()
+    }
+    #[inline(always)]
+    pub fn stream(v: &[u64]) -> u64 {
+        let mut s = 0u64;
+        for &x in v {
+            s = s.wrapping_add(x);
+        }
+        s
+    }
+}
+
+/// The same loops compiled for this CPU: AVX-512 or AVX2 wrappers.
+macro_rules! wrappers {
+    ($($name:ident<$($g:ident),*>($($a:ident: $t:ty),*) -> $r:ty;)*) => {
+        mod avx2 {
+            use super::plain::{self, *};
+            $(
+                /// # Safety
+                /// The CPU supports AVX2.
+                #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+                pub unsafe fn $name<$($g: Num),*>($($a: $t),*) -> $r { plain::$name($($a),*) }
+            )*
+        }
+        mod avx512 {
+            use super::plain::{self, *};
+            $(
+                /// # Safety
+                /// The CPU supports AVX-512 F/BW/DQ/VL.
+                #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,popcnt,bmi2")]
+                pub unsafe fn $name<$($g: Num),*>($($a: $t),*) -> $r { plain::$name($($a),*) }
+            )*
+        }
+        /// Dispatch the wrappers on the detected level.
+        mod native {
+            use super::plain::*;
+            use keel_kernels::cpu::{self, Level};
+            $(
+                #[inline]
+                pub fn $name<$($g: Num),*>($($a: $t),*) -> $r {
+                    match cpu::detected() {
+                        // SAFETY: detected() says the CPU supports AVX-512.
+                        Level::Avx512 => unsafe { super::avx512::$name($($a),*) },
+                        // SAFETY: detected() says the CPU supports AVX2.
+                        Level::Avx2 => unsafe { super::avx2::$name($($a),*) },
+                        _ => super::plain::$name($($a),*),
+                    }
+                }
+            )*
+        }
+    };
+}
+wrappers! {
+    sum<T>(v: &[T]) -> T;
+    sum_valid<T>(v: &[T], b: &[u64]) -> T;
+    min<T>(v: &[T]) -> Option<T>;
+    max<T>(v: &[T]) -> Option<T>;
+    min_max<T>(v: &[T]) -> Option<(T, T)>;
+    lt<T>(v: &[T], c: T, out: &mut [u64]) -> ();
+    between<T>(v: &[T], lo: T, hi: T, out: &mut [u64]) -> ();
+    lt_and<T>(v: &[T], c: T, out: &mut [u64]) -> ();
+}
+
+/// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
+fn gbps(bytes: usize, mut f: impl FnMut()) -> f64 {
+    let iters = (64 << 20) / bytes.max(1);
+    let iters = iters.max(1);
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    (bytes * iters) as f64 / t.elapsed().as_secs_f64() / 1e9
+}
+
+struct Row {
+    kernel: String,
+    ty: &'static str,
+    rows: usize,
+    keel: f64,
+    plain: f64,
+    native: f64,
+    arrow: f64,
+    bw: Option<f64>,
+}
+
+trait Bench: Element + plain::Num + arrow_array::ArrowNativeTypeOp {
+    type A: ArrowPrimitiveType<Native = Self>;
+    fn make(i: u64) -> Self;
+}
+impl Bench for i64 {
+    type A = Int64Type;
+    fn make(r: u64) -> i64 {
+        (r % 1_000_000) as i64 - 500_000
+    }
+}
+impl Bench for i32 {
+    type A = Int32Type;
+    fn make(r: u64) -> i32 {
+        (r % 1_000_000) as i32 - 500_000
+    }
+}
+impl Bench for f64 {
+    type A = Float64Type;
+    fn make(r: u64) -> f64 {
+        (r % 1_000_000) as f64 / 7.0 - 70_000.0
+    }
+}
+
+fn rng(n: usize, seed: u64) -> impl Iterator<Item = u64> {
+    let mut s = seed | 1;
+    (0..n).map(move |_| {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        s.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+struct Ctx<'a> {
+    args: &'a Args,
+    rows: Vec<Row>,
+    stream: &'a [u64],
+}
+
+impl Ctx<'_> {
+    fn want(&self, kernel: &str) -> bool {
+        self.args
+            .only
+            .as_deref()
+            .is_none_or(|o| kernel.starts_with(o))
+    }
+
+    /// Measures one (kernel, type, size) group. `bytes` is the input read.
+    #[allow(clippy::too_many_arguments)]
+    fn group(
+        &mut self,
+        kernel: &str,
+        ty: &'static str,
+        n: usize,
+        bytes: usize,
+        keel: &mut dyn FnMut(),
+        plainf: &mut dyn FnMut(),
+        native: &mut dyn FnMut(),
+        arrow: &mut dyn FnMut(),
+    ) {
+        let big = n >= 1 << 27;
+        let stream = self.stream;
+        let mut c = vec![
+            Contender::new("keel", || gbps(bytes, &mut *keel)),
+            Contender::new("loop", || gbps(bytes, &mut *plainf)),
+            Contender::new("loop-native", || gbps(bytes, &mut *native)),
+            Contender::new("arrow", || gbps(bytes, &mut *arrow)),
+        ];
+        if big {
+            c.push(Contender::new("read-bw", || {
+                gbps(stream.len() * 8, || {
+                    black_box(native_stream(stream));
+                })
+            }));
+        }
+        let m = interleave(self.args.rounds, &mut c);
+        self.rows.push(Row {
+            kernel: kernel.to_string(),
+            ty,
+            rows: n,
+            keel: m[0],
+            plain: m[1],
+            native: m[2],
+            arrow: m[3],
+            bw: big.then(|| m[4]),
+        });
+        eprintln!(
+            "{kernel:>14} {ty} {n:>10}: keel {:.1} loop {:.1} native {:.1} arrow {:.1}{}",
+            m[0],
+            m[1],
+            m[2],
+            m[3],
+            if big {
+                format!(" bw {:.1}", m[4])
+            } else {
+                String::new()
+            }
+        );
+    }
+}
+
+fn native_stream(v: &[u64]) -> u64 {
+    match cpu::detected() {
+        // SAFETY: detected() says the CPU supports AVX-512.
+        cpu::Level::Avx512 => unsafe { stream512(v) },
+        // SAFETY: detected() says the CPU supports AVX2.
+        cpu::Level::Avx2 => unsafe { stream256(v) },
+        _ => plain::stream(v),
+    }
+}
+/// # Safety
+/// The CPU supports AVX-512 F.
+#[target_feature(enable = "avx512f")]
+unsafe fn stream512(v: &[u64]) -> u64 {
+    plain::stream(v)
+}
+/// # Safety
+/// The CPU supports AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn stream256(v: &[u64]) -> u64 {
+    plain::stream(v)
+}
+
+fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filters: bool) {
+    let k = Kernels::current();
+    let max = *sizes.last().unwrap();
+    let ty = T::NAME;
+    let values: Vec<T> = rng(max, 7).map(T::make).collect();
+    let valid: Vec<u64> = rng(max.div_ceil(64), 9).map(|r| r | (r >> 7)).collect();
+    let buf = ScalarBuffer::<T>::from(values);
+    let full = PrimitiveArray::<T::A>::new(buf.clone(), None);
+    let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(valid.clone()), 0, max));
+    let full_null = PrimitiveArray::<T::A>::new(buf, Some(nulls));
+    let c = T::make(500_000); // about half the rows are below
+    let (lo, hi) = (T::make(250_000), T::make(750_000));
+    for &n in sizes {
+        let arr = full.slice(0, n);
+        let arr_null = full_null.slice(0, n);
+        let v: &[T] = &full.values()[..n];
+        let b = &valid[..n.div_ceil(64)];
+        let vb = std::mem::size_of_val(v);
+        let words = n.div_ceil(64);
+        // One output buffer per contender: each closure owns its own.
+        let (mut o1, mut o2, mut o3) = (vec![0u64; words], vec![0u64; words], vec![0u64; words]);
+        let (mut p1, mut p2, mut p3) = (vec![!0u64; words], vec![!0u64; words], vec![!0u64; words]);
+        let prior = BooleanArray::new(
+            BooleanBuffer::new(Buffer::from_vec(vec![!0u64; words]), 0, n),
+            None,
+        );
+        let scalar_c = PrimitiveArray::<T::A>::new_scalar(c);
+        let (s_lo, s_hi) = (
+            PrimitiveArray::<T::A>::new_scalar(lo),
+            PrimitiveArray::<T::A>::new_scalar(hi),
+        );
+
+        if ctx.want("sum") {
+            ctx.group(
+                "sum",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    black_box(k.sum(black_box(v), None).unwrap());
+                },
+                &mut || {
+                    black_box(plain::sum(black_box(v)));
+                },
+                &mut || {
+                    black_box(native::sum(black_box(v)));
+                },
+                &mut || {
+                    black_box(arrow_arith::aggregate::sum(black_box(&arr)));
+                },
+            );
+        }
+        if nullable && ctx.want("sum-nulls") {
+            ctx.group(
+                "sum-nulls",
+                ty,
+                n,
+                vb + words * 8,
+                &mut || {
+                    black_box(k.sum(black_box(v), Some(b)).unwrap());
+                },
+                &mut || {
+                    black_box(plain::sum_valid(black_box(v), b));
+                },
+                &mut || {
+                    black_box(native::sum_valid(black_box(v), b));
+                },
+                &mut || {
+                    black_box(arrow_arith::aggregate::sum(black_box(&arr_null)));
+                },
+            );
+        }
+        if ctx.want("min") {
+            ctx.group(
+                "min",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    black_box(k.min(black_box(v), None).unwrap());
+                },
+                &mut || {
+                    black_box(plain::min(black_box(v)));
+                },
+                &mut || {
+                    black_box(native::min(black_box(v)));
+                },
+                &mut || {
+                    black_box(arrow_arith::aggregate::min(black_box(&arr)));
+                },
+            );
+        }
+        if ctx.want("max") {
+            ctx.group(
+                "max",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    black_box(k.max(black_box(v), None).unwrap());
+                },
+                &mut || {
+                    black_box(plain::max(black_box(v)));
+                },
+                &mut || {
+                    black_box(native::max(black_box(v)));
+                },
+                &mut || {
+                    black_box(arrow_arith::aggregate::max(black_box(&arr)));
+                },
+            );
+        }
+        if ctx.want("min_max") {
+            // arrow has no one-pass min-max: its contender is min then max.
+            ctx.group(
+                "min_max",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    black_box(k.min_max(black_box(v), None).unwrap());
+                },
+                &mut || {
+                    black_box(plain::min_max(black_box(v)));
+                },
+                &mut || {
+                    black_box(native::min_max(black_box(v)));
+                },
+                &mut || {
+                    black_box(arrow_arith::aggregate::min(black_box(&arr)));
+                    black_box(arrow_arith::aggregate::max(black_box(&arr)));
+                },
+            );
+        }
+        if nullable && ctx.want("count") {
+            let nb = arr_null.nulls().unwrap().inner().clone();
+            ctx.group(
+                "count",
+                ty,
+                n,
+                words * 8,
+                &mut || {
+                    black_box(k.count(black_box(v), Some(b)).unwrap());
+                },
+                &mut || {
+                    black_box(plain::count(black_box(b)));
+                },
+                &mut || {
+                    black_box(native_count(black_box(b)));
+                },
+                &mut || {
+                    black_box(black_box(&nb).count_set_bits());
+                },
+            );
+        }
+        if filters && ctx.want("lt") {
+            // keel and the loops write into a caller buffer; arrow's API
+            // allocates its result, as arrow callers pay.
+            ctx.group(
+                "lt",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    k.filter(black_box(v), Predicate::Cmp(CmpOp::Lt, c), &mut o1)
+                        .unwrap();
+                    black_box(&o1);
+                },
+                &mut || {
+                    plain::lt(black_box(v), c, &mut o2);
+                    black_box(&o2);
+                },
+                &mut || {
+                    native::lt(black_box(v), c, &mut o3);
+                    black_box(&o3);
+                },
+                &mut || {
+                    black_box(arrow_ord::cmp::lt(black_box(&arr), &scalar_c).unwrap());
+                },
+            );
+        }
+        if filters && ctx.want("between") {
+            ctx.group(
+                "between",
+                ty,
+                n,
+                vb,
+                &mut || {
+                    k.filter(black_box(v), Predicate::Between(lo, hi), &mut o1)
+                        .unwrap();
+                    black_box(&o1);
+                },
+                &mut || {
+                    plain::between(black_box(v), lo, hi, &mut o2);
+                    black_box(&o2);
+                },
+                &mut || {
+                    native::between(black_box(v), lo, hi, &mut o3);
+                    black_box(&o3);
+                },
+                &mut || {
+                    let a = arrow_ord::cmp::gt_eq(black_box(&arr), &s_lo).unwrap();
+                    let b = arrow_ord::cmp::lt_eq(black_box(&arr), &s_hi).unwrap();
+                    black_box(arrow_arith::boolean::and(&a, &b).unwrap());
+                },
+            );
+        }
+        if filters && ctx.want("lt-and") {
+            ctx.group(
+                "lt-and",
+                ty,
+                n,
+                vb + words * 8,
+                &mut || {
+                    k.filter_and(black_box(v), Predicate::Cmp(CmpOp::Lt, c), &mut p1)
+                        .unwrap();
+                    black_box(&p1);
+                },
+                &mut || {
+                    plain::lt_and(black_box(v), c, &mut p2);
+                    black_box(&p2);
+                },
+                &mut || {
+                    native::lt_and(black_box(v), c, &mut p3);
+                    black_box(&p3);
+                },
+                &mut || {
+                    let a = arrow_ord::cmp::lt(black_box(&arr), &scalar_c).unwrap();
+                    black_box(arrow_arith::boolean::and(&a, black_box(&prior)).unwrap());
+                },
+            );
+        }
+    }
+}
+
+fn native_count(b: &[u64]) -> usize {
+    match cpu::detected() {
+        // SAFETY: detected() says the CPU supports AVX-512 with VPOPCNTDQ.
+        cpu::Level::Avx512 => unsafe { count512(b) },
+        // SAFETY: detected() says the CPU supports AVX2 and POPCNT.
+        cpu::Level::Avx2 => unsafe { count256(b) },
+        _ => plain::count(b),
+    }
+}
+/// # Safety
+/// The CPU supports AVX-512 F/VPOPCNTDQ.
+#[target_feature(enable = "avx512f,avx512vpopcntdq,popcnt")]
+unsafe fn count512(b: &[u64]) -> usize {
+    plain::count(b)
+}
+/// # Safety
+/// The CPU supports AVX2 and POPCNT.
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn count256(b: &[u64]) -> usize {
+    plain::count(b)
+}
+
+fn main() {
+    let args = args();
+    let sizes: Vec<usize> = [12u32, 16, 20, 24, 27]
+        .into_iter()
+        .filter(|&l| l <= args.max_log2)
+        .map(|l| 1usize << l)
+        .collect();
+    println!(
+        "keel-kernels bench: level {} (detected {}), rounds {}, sizes {:?}",
+        cpu::level(),
+        cpu::detected(),
+        args.rounds,
+        sizes
+    );
+    // The 1 GiB streaming-read buffer, touched once so its pages exist.
+    let stream: Vec<u64> = if *sizes.last().unwrap() >= 1 << 27 {
+        rng(1 << 27, 3).collect()
+    } else {
+        Vec::new()
+    };
+    let mut ctx = Ctx {
+        args: &args,
+        rows: Vec::new(),
+        stream: &stream,
+    };
+    run_type::<i64>(&mut ctx, &sizes, true, true);
+    run_type::<f64>(&mut ctx, &sizes, true, true);
+    run_type::<i32>(&mut ctx, &sizes, false, true);
+
+    let mut table = Vec::new();
+    for r in &ctx.rows {
+        table.push(vec![
+            r.kernel.clone(),
+            r.ty.to_string(),
+            size_name(r.rows),
+            format!("{:.1}", r.keel),
+            format!("{:.1}", r.plain),
+            format!("{:.1}", r.native),
+            format!("{:.1}", r.arrow),
+            format!("{:.2}", r.keel / r.arrow),
+            r.bw.map_or("-".into(), |b| format!("{b:.1}")),
+            r.bw.map_or("-".into(), |b| format!("{:.2}", r.keel / b)),
+        ]);
+    }
+    println!();
+    print_table(
+        &[
+            "kernel",
+            "type",
+            "rows",
+            "keel GB/s",
+            "loop",
+            "loop-native",
+            "arrow",
+            "keel/arrow",
+            "read-bw",
+            "keel/bw",
+        ],
+        &table,
+    );
+    goals(&ctx.rows);
+}
+
+fn size_name(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} Mi", n >> 20)
+    } else {
+        format!("{} Ki", n >> 10)
+    }
+}
+
+/// The issue's goals on this machine, checked row by row.
+fn goals(rows: &[Row]) {
+    let hot = |k: &str| matches!(k, "sum" | "min" | "max" | "lt");
+    let mut verdicts = Vec::new();
+    let all_ge = rows
+        .iter()
+        .filter(|r| r.keel < r.arrow)
+        .map(|r| format!("{} {} {}", r.kernel, r.ty, size_name(r.rows)))
+        .collect::<Vec<_>>();
+    verdicts.push(("keel >= arrow, every kernel and size".to_string(), all_ge));
+    let twice = rows
+        .iter()
+        .filter(|r| {
+            hot(&r.kernel) && (1 << 12..=1 << 20).contains(&r.rows) && r.keel < 2.0 * r.arrow
+        })
+        .map(|r| {
+            format!(
+                "{} {} {} ({:.2}x)",
+                r.kernel,
+                r.ty,
+                size_name(r.rows),
+                r.keel / r.arrow
+            )
+        })
+        .collect::<Vec<_>>();
+    verdicts.push((
+        "keel >= 2x arrow for sum/min/max/lt at 4 Ki-1 Mi".to_string(),
+        twice,
+    ));
+    let bw = rows
+        .iter()
+        .filter(|r| hot(&r.kernel) && r.bw.is_some_and(|b| r.keel < 0.9 * b))
+        .map(|r| {
+            format!(
+                "{} {} ({:.2} of bw)",
+                r.kernel,
+                r.ty,
+                r.keel / r.bw.unwrap()
+            )
+        })
+        .collect::<Vec<_>>();
+    let have_big = rows.iter().any(|r| r.bw.is_some());
+    println!();
+    for (goal, misses) in verdicts {
+        println!(
+            "goal: {goal}: {}",
+            if misses.is_empty() {
+                "met".into()
+            } else {
+                format!("MISSED for {}", misses.join(", "))
+            }
+        );
+    }
+    if have_big {
+        println!(
+            "goal: >= 90% of read bandwidth for sum/min/max/lt at 128 Mi: {}",
+            if bw.is_empty() {
+                "met".into()
+            } else {
+                format!("MISSED for {}", bw.join(", "))
+            }
+        );
+    } else {
+        println!("goal: >= 90% of read bandwidth at 128 Mi: not measured (run without --max-log2)");
+    }
+}
