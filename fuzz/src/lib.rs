@@ -6,3 +6,4 @@
 pub mod topology;
 pub mod kernels_hash;
 pub mod kernels;
+pub mod gather;

@@ -1,0 +1,149 @@
+//! keel-kernels gather: every level against a naive loop on arbitrary
+//! input, checked and unchecked, one column and frames.
+//!
+//! Indices are arbitrary (so often out of range): every level must then
+//! return the same `OutOfRange` error the naive search finds, and the
+//! unchecked form is only called when every index is in range.
+
+use arbitrary::Arbitrary;
+use keel_kernels::Kernels;
+use keel_kernels::gather::{Column, ColumnMut, GatherError, Index, Value};
+
+/// A column, indices and how to read them.
+#[derive(Arbitrary, Debug)]
+pub struct GatherInput {
+    /// `ty % 7`: i64, u64, f64, i32, u32, f32, u8.
+    pub ty: u8,
+    /// 64-bit indices instead of 32-bit.
+    pub wide: bool,
+    /// Reduce indices modulo the column length (mostly valid input) instead
+    /// of taking them raw (mostly out of range).
+    pub wrap: bool,
+    /// Extra columns for a frame gather (`frame % 4`, 0 = single column).
+    pub frame: u8,
+    /// Raw column words (each is truncated to the element width).
+    pub values: Vec<u64>,
+    /// Raw indices.
+    pub idx: Vec<u64>,
+}
+
+trait Bits: Value + Copy + Default + core::fmt::Debug {
+    fn make(x: u64) -> Self;
+    fn bits(self) -> u64;
+}
+
+macro_rules! bits {
+    ($($t:ty => |$x:ident| $make:expr, |$v:ident| $bits:expr);* $(;)?) => {$(
+        impl Bits for $t {
+            fn make($x: u64) -> Self { $make }
+            fn bits(self) -> u64 { let $v = self; $bits }
+        }
+    )*};
+}
+
+bits! {
+    i64 => |x| x as i64, |v| v as u64;
+    u64 => |x| x, |v| v;
+    f64 => |x| f64::from_bits(x), |v| v.to_bits();
+    i32 => |x| x as i32, |v| v as u32 as u64;
+    u32 => |x| x as u32, |v| v as u64;
+    f32 => |x| f32::from_bits(x as u32), |v| v.to_bits() as u64;
+    u8 => |x| x as u8, |v| v as u64;
+}
+
+/// Naive oracle: the output, or the first out-of-range index.
+fn naive<T: Bits>(src: &[T], idx: &[u64]) -> Result<Vec<T>, GatherError> {
+    idx.iter()
+        .enumerate()
+        .map(|(position, &i)| {
+            src.get(usize::try_from(i).unwrap_or(usize::MAX))
+                .copied()
+                .ok_or(GatherError::OutOfRange {
+                    position,
+                    index: i,
+                    len: src.len(),
+                })
+        })
+        .collect()
+}
+
+fn same<T: Bits>(a: &[T], b: &[T]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.bits() == y.bits())
+}
+
+fn check<T: Bits, I: Index + Copy>(input: &GatherInput, idx: &[I], raw: &[u64]) {
+    let src: Vec<T> = input.values.iter().map(|&x| T::make(x)).collect();
+    let want = naive(&src, raw);
+    let n = raw.len();
+    // Frame: the column again, reversed, and as another copy.
+    let rev: Vec<T> = src.iter().rev().copied().collect();
+    let extra = (input.frame % 4) as usize;
+    for k in Kernels::supported() {
+        let mut out = vec![T::default(); n];
+        let got = k.gather(&src, idx, &mut out);
+        match &want {
+            Ok(w) => {
+                assert_eq!(got, Ok(()), "{}", k.level());
+                assert!(same(&out, w), "{} differs from the naive loop", k.level());
+                let mut out2 = vec![T::default(); n];
+                // SAFETY: the oracle found every index in range.
+                let r = unsafe { k.gather_unchecked(&src, idx, &mut out2) };
+                assert_eq!(r, Ok(()));
+                assert!(same(&out2, w), "{} unchecked differs", k.level());
+            }
+            Err(e) => assert_eq!(got, Err(*e), "{}", k.level()),
+        }
+        if extra > 0 {
+            let mut outs_data: Vec<Vec<T>> = vec![vec![T::default(); n]; extra + 1];
+            let mut cols = vec![Column::new(&src)];
+            for c in 0..extra {
+                cols.push(Column::new(if c % 2 == 0 { &rev } else { &src }));
+            }
+            let mut outs: Vec<ColumnMut<'_>> =
+                outs_data.iter_mut().map(|o| ColumnMut::new(o)).collect();
+            let got = k.gather_frame(&cols, idx, &mut outs);
+            drop(outs);
+            match &want {
+                Ok(w) => {
+                    assert_eq!(got, Ok(()), "{} frame", k.level());
+                    assert!(same(&outs_data[0], w), "{} frame column 0", k.level());
+                    if extra >= 1 {
+                        let wr = naive(&rev, raw).expect("same length as src");
+                        assert!(same(&outs_data[1], &wr), "{} frame column 1", k.level());
+                    }
+                }
+                Err(e) => assert_eq!(got, Err(*e), "{} frame", k.level()),
+            }
+        }
+    }
+}
+
+/// Runs one input at every supported level.
+pub fn gather(input: &GatherInput) {
+    let len = input.values.len() as u64;
+    let raw: Vec<u64> = input
+        .idx
+        .iter()
+        .map(|&i| if input.wrap && len > 0 { i % len } else { i })
+        .map(|i| if input.wide { i } else { i as u32 as u64 })
+        .collect();
+    let idx32: Vec<u32> = raw.iter().map(|&i| i as u32).collect();
+    macro_rules! go {
+        ($t:ty) => {
+            if input.wide {
+                check::<$t, u64>(input, &raw, &raw)
+            } else {
+                check::<$t, u32>(input, &idx32, &raw)
+            }
+        };
+    }
+    match input.ty % 7 {
+        0 => go!(i64),
+        1 => go!(u64),
+        2 => go!(f64),
+        3 => go!(i32),
+        4 => go!(u32),
+        5 => go!(f32),
+        _ => go!(u8),
+    }
+}
