@@ -7,3 +7,4 @@ pub mod topology;
 pub mod kernels_hash;
 pub mod kernels;
 pub mod gather;
+pub mod heap;
