@@ -8,6 +8,7 @@
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin gather
 //! # smaller: --rows-log2 24 --idx-log2 22 --frame-rows-log2 22 --frame-idx-log2 20
+//! # columns on transparent huge pages (madvise): --huge-pages
 //! ```
 
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
@@ -25,6 +26,7 @@ struct Args {
     frame_idx_log2: u32,
     rounds: usize,
     threads: Vec<usize>,
+    huge_pages: bool,
 }
 
 fn args() -> Args {
@@ -35,6 +37,7 @@ fn args() -> Args {
         frame_idx_log2: 22,
         rounds: 7,
         threads: vec![1, 2],
+        huge_pages: false,
     };
     let v: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -51,6 +54,11 @@ fn args() -> Args {
                     .split(',')
                     .map(|t| t.parse().expect("--threads 1,2,4"))
                     .collect()
+            }
+            "--huge-pages" => {
+                a.huge_pages = true;
+                i += 1;
+                continue;
             }
             other => panic!("unknown argument {other}"),
         }
@@ -83,8 +91,22 @@ fn indices(n: usize, rows: usize, sorted: bool, seed: u64) -> UInt32Array {
     UInt32Array::new(ScalarBuffer::from(v), None)
 }
 
+/// Whether columns ask for transparent huge pages (`--huge-pages`).
+static HUGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn column<T: ArrowPrimitiveType>(rows: usize, f: impl Fn(usize) -> T::Native) -> PrimitiveArray<T> {
-    let v: Vec<T::Native> = (0..rows).map(f).collect();
+    let mut v: Vec<T::Native> = Vec::with_capacity(rows);
+    if HUGE.load(std::sync::atomic::Ordering::Relaxed) {
+        // Before the first touch, so the faults can be served with 2 MiB pages.
+        let p = v.as_mut_ptr() as usize;
+        let start = p.next_multiple_of(2 << 20);
+        let end = p + rows * std::mem::size_of::<T::Native>();
+        if end > start {
+            // SAFETY: advice on whole pages inside our own allocation.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    v.extend((0..rows).map(f));
     PrimitiveArray::new(ScalarBuffer::from(v), None)
 }
 
@@ -346,14 +368,16 @@ fn frame(a: &Args, rows_out: &mut Vec<Vec<String>>) {
 
 fn main() {
     let a = args();
+    HUGE.store(a.huge_pages, std::sync::atomic::Ordering::Relaxed);
     println!(
-        "gather: {} Mi u32 indices into a {} MiB i64 column; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}",
+        "gather: {} Mi u32 indices into a {} MiB i64 column; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}; huge pages {}",
         (1usize << a.idx_log2) >> 20,
         (8usize << a.rows_log2) >> 20,
         (1usize << a.frame_idx_log2) >> 20,
         (1usize << a.frame_rows_log2) >> 20,
         a.rounds,
-        keel_kernels::cpu::level()
+        keel_kernels::cpu::level(),
+        a.huge_pages
     );
     let mut rows = Vec::new();
     one_column(&a, &mut rows);
