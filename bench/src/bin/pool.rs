@@ -25,6 +25,29 @@ fn width() -> usize {
 /// A job as the ramp measurement hands it to each contender.
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
+/// CPU µs so far of this process's threads whose name starts with
+/// `prefix` (from `/proc/self/task/*/schedstat`, nanosecond precise), to
+/// attribute idle cost to the pool's own workers.
+fn threads_cpu_us(prefix: &str) -> f64 {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    let mut ns = 0u64;
+    for e in dir.flatten() {
+        let p = e.path();
+        let name = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
+        if name.starts_with(prefix) {
+            let s = std::fs::read_to_string(p.join("schedstat")).unwrap_or_default();
+            ns += s
+                .split_whitespace()
+                .next()
+                .and_then(|x| x.parse().ok())
+                .unwrap_or(0);
+        }
+    }
+    ns as f64 / 1e3
+}
+
 fn ratio(a: f64, b: f64) -> String {
     format!("{:.1}", a / b)
 }
@@ -341,6 +364,19 @@ fn main() {
         Contender::new("thread::scope", || burst_then_idle(&std_b)),
     ];
     let idle = interleave(r, &mut cs);
+    // The same burst for keel alone, counting only its worker threads'
+    // CPU: the process-wide figure above also holds the measuring thread
+    // and anything else the process does.
+    let mut own = Vec::new();
+    for _ in 0..r {
+        for _ in 0..1000 {
+            keel_b();
+        }
+        let c0 = threads_cpu_us("keel-pool");
+        std::thread::sleep(Duration::from_millis(200));
+        own.push(threads_cpu_us("keel-pool") - c0);
+    }
+    let own = keel_bench::median(&mut own);
     let mut cs = vec![
         Contender::new("keel", || sparse(&keel_b)),
         Contender::new("rayon install", || sparse(&rayon_b)),
@@ -365,6 +401,14 @@ fn main() {
                 format!("{:.0}", idle[2]),
                 format!("{:.0}", idle[3]),
                 format!("{:.2}", idle[0] / idle[1].max(1.0)),
+            ],
+            vec![
+                "of which keel's worker threads (schedstat)".into(),
+                format!("{own:.0}"),
+                "-".into(),
+                "-".into(),
+                "-".into(),
+                "-".into(),
             ],
             vec![
                 "CPU µs per batch, one batch every 1 ms".into(),
