@@ -62,6 +62,11 @@ pub mod raw;
 #[cfg(all(test, keel_loom))]
 mod loom_models;
 
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[cfg(feature = "std")]
 pub use global::KeelAlloc;
 pub use placement::{
