@@ -237,9 +237,14 @@ impl HeapCore {
             let m = slab::init(b, c, z);
             let l = self.local();
             slab::push_front(&mut l.bins[c], m);
+            let p = self.alloc_small(c, zero);
+            // That allocation needed a new slab, so it was no slab hit: take
+            // back the hit alloc_small counted, after it counted it, so the
+            // published figure never goes below zero.
+            let l = self.local();
             l.counters.slab_hits = l.counters.slab_hits.wrapping_sub(1);
             self.counters.publish(&l.counters);
-            self.alloc_small(c, zero)
+            p
         }
     }
 

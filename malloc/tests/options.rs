@@ -7,8 +7,6 @@ mod common;
 use common::{Run, assert_success, compile, run};
 
 #[test]
-#[ignore = "keel-heap bug: alloc_small_slow publishes slab_hits = 0 - 1 (heap.rs), \
-            so raw::stats() overflows (stats.rs snapshot) and panics in debug builds"]
 fn stats_printed_at_exit() {
     let exe = compile("memalign.c");
     let out = run(
