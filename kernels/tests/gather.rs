@@ -84,7 +84,7 @@ fn levels() -> Vec<Kernels> {
     v
 }
 
-const MAX_LEN: usize = if cfg!(miri) { 40 } else { 300 };
+const MAX_LEN: usize = if cfg!(miri) { 24 } else { 300 };
 
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
