@@ -396,6 +396,40 @@ impl HeapCore {
         Ok(())
     }
 
+    /// Frees `p` for a thread that owns no heap, without any lock, unless
+    /// `p` is a block of `fallback` (then returns `None`: the caller frees it
+    /// on `fallback` under its lock). Region blocks of other heaps go to
+    /// their owner's foreign list; direct maps go to the pool.
+    ///
+    /// # Safety
+    /// `p` is a live block from keel-heap (or a pointer the detector reports).
+    #[inline]
+    pub(crate) unsafe fn free_unowned(
+        p: *mut u8,
+        fallback: *const HeapCore,
+    ) -> Option<Result<(), BadPointer>> {
+        if crate::region::chunk_kind(p.addr()) == CHUNK_REGION {
+            // SAFETY: a region chunk has a live header; `owner` never changes.
+            let owner = unsafe { (*Region::of(p)).owner };
+            if ptr::eq(owner, fallback) {
+                return None;
+            }
+            // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
+            unsafe { (*owner).foreign.push(p) };
+            return Some(Ok(()));
+        }
+        // SAFETY: chunk map says direct, or nothing (then locate errs).
+        Some(match unsafe { locate(p) } {
+            Ok(Loc::Direct(h)) => {
+                // SAFETY: a live direct map.
+                unsafe { direct::free(h) };
+                Ok(())
+            }
+            Ok(_) => Err(BadPointer::Foreign(p.addr())),
+            Err(e) => Err(e),
+        })
+    }
+
     /// Frees one of our own region blocks.
     ///
     /// # Safety

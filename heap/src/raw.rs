@@ -21,7 +21,7 @@
 //! ```
 
 use crate::heap::{self, HeapCore};
-use crate::sync::Locked;
+use crate::sync::{Locked, plain};
 use crate::{Options, Stats, gc};
 use core::cell::Cell;
 use core::ptr;
@@ -97,11 +97,16 @@ unsafe impl Send for Fallback {}
 
 static FALLBACK: Locked<Fallback> = Locked::new(Fallback(ptr::null()));
 
+/// The fallback heap once created (set under the lock, read without it), so
+/// that a free from a thread without a heap can tell whether it needs the lock.
+static FALLBACK_HEAP: plain::AtomicPtr<HeapCore> = plain::AtomicPtr::new(ptr::null_mut());
+
 /// Runs `f` on the shared fallback heap under its lock (created on first use).
 fn with_fallback<R>(f: impl FnOnce(Option<&HeapCore>) -> R) -> R {
     FALLBACK.with(|fb| {
         if fb.0.is_null() {
             fb.0 = heap::acquire();
+            FALLBACK_HEAP.store(fb.0.cast_mut(), plain::Ordering::Release);
         }
         // SAFETY: heaps are never unmapped; the lock makes us its only user.
         f(unsafe { fb.0.as_ref() })
@@ -156,13 +161,21 @@ pub unsafe fn free(ptr: *mut u8) {
     let h = CUR.with(|c| c.get());
     let r = if h.is_null() {
         // No heap of ours (set-up, teardown, or a thread that never
-        // allocated): other heaps' blocks go to their foreign lists, the
-        // fallback heap's own blocks are freed under its lock.
-        with_fallback(|fb| match fb {
-            // SAFETY: exclusive use of the fallback heap under its lock.
-            Some(fb) => unsafe { fb.free(ptr) },
-            None => Ok(()),
-        })
+        // allocated): other heaps' blocks go to their foreign lists and
+        // direct maps to the pool, without the fallback lock; only the
+        // fallback heap's own blocks are freed under its lock. (Were the
+        // load stale, a fallback block would go to the fallback's foreign
+        // list, which its next slow path drains: still correct.)
+        let fb = FALLBACK_HEAP.load(plain::Ordering::Acquire);
+        // SAFETY: forwarded contract.
+        match unsafe { HeapCore::free_unowned(ptr, fb) } {
+            Some(r) => r,
+            None => with_fallback(|fb| match fb {
+                // SAFETY: exclusive use of the fallback heap under its lock.
+                Some(fb) => unsafe { fb.free(ptr) },
+                None => Ok(()),
+            }),
+        }
     } else {
         // SAFETY: this thread owns `h`.
         unsafe { (*h).free(ptr) }
@@ -270,4 +283,47 @@ pub fn parent_after_fork() {
 pub fn child_after_fork() {
     crate::direct::pool_lock().reset();
     FALLBACK.raw_lock().reset();
+}
+
+#[cfg(all(test, not(keel_loom)))]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+    use std::vec::Vec;
+
+    struct Blocks(Vec<*mut u8>);
+    // SAFETY: the blocks are handed over whole to the freeing thread.
+    unsafe impl Send for Blocks {}
+
+    /// A thread that never allocated frees small, medium and direct-mapped
+    /// blocks of another heap while the fallback lock is held: the frees
+    /// must not wait for that lock.
+    #[test]
+    fn free_from_heapless_thread_takes_no_fallback_lock() {
+        let sizes = [24usize, 4000, 300 << 10, 2 << 20];
+        let blocks = Blocks(sizes.iter().map(|&n| alloc(n, 16)).collect());
+        assert!(blocks.0.iter().all(|b| !b.is_null()));
+        let before = stats().foreign_frees;
+        FALLBACK.raw_lock().lock();
+        let (tx, rx) = mpsc::channel();
+        let t = std::thread::spawn(move || {
+            let blocks = blocks;
+            for &b in &blocks.0 {
+                // SAFETY: live keel-heap blocks, freed once; this thread has no heap.
+                unsafe { free(b) };
+            }
+            tx.send(()).unwrap();
+        });
+        let done = rx.recv_timeout(Duration::from_secs(20));
+        FALLBACK.raw_lock().unlock();
+        t.join().unwrap();
+        assert!(
+            done.is_ok(),
+            "a heapless thread's free waited for the fallback lock"
+        );
+        // The region blocks reached this heap's foreign list; GC takes them back.
+        gc();
+        assert!(stats().foreign_frees >= before + 3);
+    }
 }
