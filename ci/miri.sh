@@ -28,6 +28,6 @@ cargo +nightly miri test -p keel-heap --tests -- --test-threads=1
 # keel-kernels hashing, partitioning, group-by and HyperLogLog, scalar level
 # (statistics tests skip themselves here; about 1 minute).
 cargo +nightly miri test -p keel-kernels --test hash --test hll --test partition --test groupby
-# keel-kernels gather, scalar level (sizes shrunk under cfg(miri); under 2
-# minutes on a quiet machine, about 4 on this shared one at load 10).
+# keel-kernels gather, scalar level (sizes shrunk under cfg(miri); about 2
+# minutes on this shared 2-core machine at load 10).
 cargo +nightly miri test -p keel-kernels --test gather
