@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all --check
-cargo fmt --manifest-path fuzz/Cargo.toml --all --check
-cargo fmt --manifest-path bench/Cargo.toml --all --check
+(cd fuzz && cargo fmt --check)
+(cd bench && cargo fmt --check)

@@ -51,6 +51,12 @@ mod runtime;
 pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
 
 /// The README's examples, compiled and run as doctests.
-#[cfg(all(doctest, feature = "std", feature = "topology", feature = "pool", feature = "kernels"))]
+#[cfg(all(
+    doctest,
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "kernels"
+))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -14,7 +14,12 @@ use std::collections::BTreeMap;
 #[derive(Arbitrary, Debug, Clone, Copy)]
 pub enum Op {
     /// Allocate: `class` picks small / medium / direct, `size` the bytes.
-    Alloc { class: u8, size: u32, align_log: u8, zeroed: bool },
+    Alloc {
+        class: u8,
+        size: u32,
+        align_log: u8,
+        zeroed: bool,
+    },
     /// Free the live block at `index % live`.
     Free { index: u16 },
     /// Resize the live block at `index % live`.
@@ -68,7 +73,12 @@ impl Model {
     fn insert(&mut self, b: Block) {
         let end = b.ptr + b.size.max(1);
         if let Some((&a, &e)) = self.by_addr.range(..end).next_back() {
-            assert!(e <= b.ptr || a >= end, "block {:#x}+{} overlaps live block {a:#x}..{e:#x}", b.ptr, b.size);
+            assert!(
+                e <= b.ptr || a >= end,
+                "block {:#x}+{} overlaps live block {a:#x}..{e:#x}",
+                b.ptr,
+                b.size
+            );
         }
         self.by_addr.insert(b.ptr, end);
         self.bytes += b.size;
@@ -82,7 +92,11 @@ impl Model {
         let b = self.live.swap_remove(index as usize % self.live.len());
         self.by_addr.remove(&b.ptr);
         self.bytes -= b.size;
-        assert!(intact(&b, b.size), "contents of {:#x} changed while live", b.ptr);
+        assert!(
+            intact(&b, b.size),
+            "contents of {:#x} changed while live",
+            b.ptr
+        );
         Some(b)
     }
 
@@ -94,18 +108,34 @@ impl Model {
 
 fn step(h: &Heap, m: &mut Model, op: Op, pass: &mut dyn FnMut(Block)) {
     match op {
-        Op::Alloc { class, size, align_log, zeroed } => {
+        Op::Alloc {
+            class,
+            size,
+            align_log,
+            zeroed,
+        } => {
             let size = size_of(class, size);
             let align = 1usize << (align_log % 24);
             if m.bytes + size > MAX_LIVE_BYTES {
                 return;
             }
-            let p = if zeroed { h.alloc_zeroed(size, align) } else { h.alloc(size, align) };
+            let p = if zeroed {
+                h.alloc_zeroed(size, align)
+            } else {
+                h.alloc(size, align)
+            };
             assert!(!p.is_null(), "alloc({size}, {align}) failed");
             assert_eq!(p as usize % align, 0, "alloc({size}, {align}) misaligned");
-            let b = Block { ptr: p as usize, size, tag: m.next_tag() };
+            let b = Block {
+                ptr: p as usize,
+                size,
+                tag: m.next_tag(),
+            };
             if zeroed {
-                assert!(intact(&Block { tag: 0, ..b }, size), "alloc_zeroed({size}) not zero");
+                assert!(
+                    intact(&Block { tag: 0, ..b }, size),
+                    "alloc_zeroed({size}) not zero"
+                );
             }
             fill(&b);
             m.insert(b);
@@ -125,7 +155,11 @@ fn step(h: &Heap, m: &mut Model, op: Op, pass: &mut dyn FnMut(Block)) {
                 // SAFETY: a live block from keel-heap.
                 let q = unsafe { h.realloc(b.ptr as *mut u8, size, 8) };
                 assert!(!q.is_null(), "realloc to {size} failed");
-                let nb = Block { ptr: q as usize, size, tag: b.tag };
+                let nb = Block {
+                    ptr: q as usize,
+                    size,
+                    tag: b.tag,
+                };
                 assert!(intact(&nb, b.size), "realloc lost contents");
                 fill(&nb);
                 m.insert(nb);
@@ -161,7 +195,11 @@ pub fn run_ops(ops: &[Op]) {
         // SAFETY: live, freed once.
         unsafe { keel_heap::raw::free(b.ptr as *mut u8) };
     }
-    while m.take(0).map(|b| unsafe { h.free(b.ptr as *mut u8) }).is_some() {}
+    while m
+        .take(0)
+        .map(|b| unsafe { h.free(b.ptr as *mut u8) })
+        .is_some()
+    {}
     h.gc();
     h.is_valid().unwrap();
 }
@@ -180,7 +218,10 @@ pub fn run_threads(ops: &[Op]) {
         for (i, (mine, (tx, rx))) in halves.iter().zip([(t1, r0), (t0, r1)]).enumerate() {
             s.spawn(move || {
                 let h = Heap::new().unwrap();
-                let mut m = Model { tag: i as u8 * 64, ..Model::default() };
+                let mut m = Model {
+                    tag: i as u8 * 64,
+                    ..Model::default()
+                };
                 for &op in mine {
                     while let Ok((ptr, size, tag)) = rx.try_recv() {
                         m.insert(Block { ptr, size, tag });

@@ -3,8 +3,8 @@
 //! Each target in `fuzz_targets/` is a thin `fuzz_target!` that decodes its
 //! input with `arbitrary` and calls one function here, so the harness logic
 //! is ordinary Rust that can also be unit-tested and replayed.
-pub mod topology;
-pub mod kernels_hash;
-pub mod kernels;
 pub mod gather;
 pub mod heap;
+pub mod kernels;
+pub mod kernels_hash;
+pub mod topology;
