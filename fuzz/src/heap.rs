@@ -195,11 +195,10 @@ pub fn run_ops(ops: &[Op]) {
         // SAFETY: live, freed once.
         unsafe { keel_heap::raw::free(b.ptr as *mut u8) };
     }
-    while m
-        .take(0)
-        .map(|b| unsafe { h.free(b.ptr as *mut u8) })
-        .is_some()
-    {}
+    while let Some(b) = m.take(0) {
+        // SAFETY: a live block the model held, freed once.
+        unsafe { h.free(b.ptr as *mut u8) };
+    }
     h.gc();
     h.is_valid().unwrap();
 }
