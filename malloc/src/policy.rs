@@ -42,10 +42,6 @@ const TICK_SLOTS: usize = 64;
 static TICKS: [TickSlot; TICK_SLOTS] =
     [const { TickSlot(core::sync::atomic::AtomicU32::new(0)) }; TICK_SLOTS];
 
-/// Every this many frees counted in a slot, the freeing thread makes sure it
-/// has a heap of its own (see [`free_tick`]).
-pub const ADOPT_EVERY: u32 = 256;
-
 /// Bumps the calling thread's slot and returns the new count.
 #[inline]
 fn bump() -> u32 {
@@ -68,24 +64,12 @@ fn tick() {
     }
 }
 
-/// Counts a free; every [`ADOPT_EVERY`] counts makes sure the calling thread
-/// has a heap of its own. keel-heap creates a thread's heap on its first
-/// allocation, and frees from a thread without one go through its shared
-/// fallback heap's lock: a thread that only frees (a consumer) would take
-/// that lock on every call.
+/// Counts a free toward the slot's collection deadline (the check itself
+/// runs on allocations). A thread that only frees needs no heap of its own:
+/// keel-heap hands other heaps' blocks to their owners without a lock.
 #[inline]
 fn free_tick() {
-    if bump() % ADOPT_EVERY == 0 {
-        adopt_heap();
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn adopt_heap() {
-    let p = raw::alloc(0, MIN_ALIGN);
-    // SAFETY: `p` is null or the block just allocated, freed once.
-    unsafe { raw::free(p) };
+    bump();
 }
 
 /// Why a request is refused before it reaches the heap.
