@@ -77,7 +77,15 @@ fn idle_pool_parks() {
         .build()
         .unwrap();
     pool.run(3, |_| {});
-    std::thread::sleep(Duration::from_millis(50));
-    let s = pool.stats();
+    // Poll rather than sleep a fixed time: on a loaded machine (or under
+    // Miri's slow clock) a worker may not get the CPU to finish its 100 us
+    // window for a while. The bound is generous; a worker that never parks
+    // (spinning forever) still fails it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut s = pool.stats();
+    while s.parks < 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        s = pool.stats();
+    }
     assert!(s.parks >= 2, "both workers parked after the window: {s:?}");
 }
