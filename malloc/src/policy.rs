@@ -56,20 +56,12 @@ fn bump() -> u32 {
 }
 
 /// Counts an allocation; about every [`COLLECT_EVERY`] counts of a thread's
-/// slot (allocations and frees) runs [`raw::maybe_collect`].
+/// slot runs [`raw::maybe_collect`].
 #[inline]
 fn tick() {
     if bump() % COLLECT_EVERY == 0 {
         raw::maybe_collect();
     }
-}
-
-/// Counts a free toward the slot's collection deadline (the check itself
-/// runs on allocations). A thread that only frees needs no heap of its own:
-/// keel-heap hands other heaps' blocks to their owners without a lock.
-#[inline]
-fn free_tick() {
-    bump();
 }
 
 /// Why a request is refused before it reaches the heap.
@@ -259,10 +251,12 @@ pub unsafe fn free(p: *mut u8) {
         crate::report::foreign_pointer("free", p);
         return;
     }
+    // Frees are not counted toward the collection deadline (they never
+    // run the check), and a thread that only frees needs no heap of its own:
+    // keel-heap hands other heaps' blocks to their owners without a lock.
     // SAFETY: `p` is non-null, owned by keel-heap, and by the caller's
     // contract a live block not used after this call.
     unsafe { raw::free(p) };
-    free_tick();
 }
 
 /// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
