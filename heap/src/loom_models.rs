@@ -100,6 +100,8 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
         let owner = {
             let h = h.clone();
             thread::spawn(move || {
+                // SAFETY: the owner is the only thread touching `local` until
+                // it abandons the heap (the property this model checks).
                 h.local.with_mut(|v| unsafe { *v = 42 });
                 h.ownership.abandon();
             })
@@ -108,6 +110,7 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
         let pusher = {
             let h = h.clone();
             let p = SendPtr(ns[0]);
+            // SAFETY: each node is pushed once and not touched again.
             thread::spawn(move || unsafe { h.foreign.push(p.0) })
         };
         // A new thread tries to adopt it.
@@ -116,6 +119,8 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
             thread::spawn(move || {
                 let mut seen = Vec::new();
                 if h.ownership.try_adopt() {
+                    // SAFETY: adoption succeeded, so this thread now owns
+                    // `local` and the previous owner has abandoned it.
                     let v = h.local.with(|v| unsafe { *v });
                     assert_eq!(v, 42, "adopter must see the previous owner's writes");
                     drain(&h.foreign, &mut seen);
