@@ -5,15 +5,8 @@ use std::collections::BTreeMap;
 use keel_kernels::groupby::CountTable;
 use keel_kernels::{Kernels, cpu::Level};
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
+mod common;
+use common::Rng;
 
 const MAX_LEN: usize = if cfg!(miri) { 20 } else { 300 };
 const MAX_OFF: usize = if cfg!(miri) { 3 } else { 63 };

@@ -4,16 +4,8 @@
 use keel_kernels::hash::{self, DEFAULT_SEED, combine, hash_bytes, hash_u64, mix};
 use keel_kernels::{Error, Kernels, cpu::Level};
 
-/// Deterministic xorshift64* stream for test inputs.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
+mod common;
+use common::Rng;
 
 const MAX_LEN: usize = if cfg!(miri) { 20 } else { 300 };
 const MAX_OFF: usize = if cfg!(miri) { 3 } else { 63 };
