@@ -5,9 +5,22 @@
 //! map can say "this is ours" without touching memory. The header sits in the
 //! page just before the data, so any alignment works. Freed maps go to one
 //! process-wide pool (a rare, expensive path, so one lock is fine and frees
-//! from any thread land in the same place) and are reused best-fit: kernel
-//! zeroing of fresh pages on every large allocation is a measured cost. The
-//! pool keeps at most `pool_budget` bytes after a GC (twice that between GCs).
+//! from any thread land in the same place) and reused: kernel zeroing of fresh
+//! pages on every large allocation is a measured cost.
+//!
+//! The policy keeps the pool's resident bytes close to the live peak:
+//!
+//! - a request takes the smallest pooled map that holds it, whatever its
+//!   size: handing a resident map out costs no more memory than keeping it
+//!   pooled. Only when the excess over the request is both more than the
+//!   request and more than a quarter of the budget are the excess pages
+//!   released, so one huge map cannot pin memory behind a small buffer;
+//! - when no pooled map is large enough, the largest one is grown in place
+//!   of a fresh map (`mremap` moves its resident pages to an aligned range
+//!   and only the new tail faults), so the pool holds about as many maps as
+//!   the program keeps live at once instead of one per size it ever asked;
+//! - the pool never holds more than `pool_budget` bytes: a free past it
+//!   unmaps the oldest entries at once.
 
 use crate::region::{
     CHUNK_DIRECT_HEAD, CHUNK_DIRECT_TAIL, CHUNK_NONE, chunk_map_fits, mark_chunks,
@@ -74,9 +87,17 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     if pages > isize::MAX as usize / 2 || off > isize::MAX as usize / 2 {
         return None;
     }
-    if let Some(hit) = POOL.with(|p| take_fit(p, pages, align)) {
-        global().direct_in_use.fetch_add(hit.1, Ordering::Relaxed);
-        return Some((hit.0, hit.2));
+    let got = match POOL.with(|p| take_fit(p, pages, align)) {
+        // SAFETY: the entry was just unlinked; it is ours.
+        Fit::Hit(h) => Some(unsafe { hand_out(h, pages) }),
+        // SAFETY: unlinked, and `take_fit` checked its offset (syscalls run
+        // outside the pool lock).
+        Fit::Grow(h) => unsafe { grow(h, pages, align) },
+        Fit::Miss => None,
+    };
+    if let Some((data, usable, zero)) = got {
+        global().direct_in_use.fetch_add(usable, Ordering::Relaxed);
+        return Some((data, zero));
     }
     let map_len = round_up(off.checked_add(pages)?, REGION)?;
     // Aligning the base to `align` too makes `base + align` aligned.
@@ -123,43 +144,175 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
     Some((data, true))
 }
 
-fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Option<(*mut u8, usize, bool)> {
-    let limit = pages.saturating_mul(2).max(pages.saturating_add(REGION));
+/// What the pool offers for a request.
+enum Fit {
+    /// A map that holds the request, unlinked from the pool.
+    Hit(*mut DirectHeader),
+    /// The largest map with a usable alignment, unlinked, to grow.
+    Grow(*mut DirectHeader),
+    Miss,
+}
+
+/// Whether the map of `h` can serve alignment `align` after a move to a base
+/// aligned to `REGION.max(align)`.
+///
+/// # Safety
+/// `h` is a live header.
+unsafe fn offset_fits(h: *const DirectHeader, align: usize) -> bool {
+    // SAFETY: the caller passes a live header.
+    unsafe { ((*h).data.addr() - (*h).base.addr()) % align == 0 }
+}
+
+fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
     let mut best: *mut DirectHeader = ptr::null_mut();
     let mut best_prev: *mut DirectHeader = ptr::null_mut();
+    let mut big: *mut DirectHeader = ptr::null_mut();
+    let mut big_prev: *mut DirectHeader = ptr::null_mut();
     let mut prev: *mut DirectHeader = ptr::null_mut();
     let mut cur = p.head;
     // SAFETY: pool entries are live headers, followed under the pool lock.
     unsafe {
         while !cur.is_null() {
             let u = (*cur).usable;
-            if u >= pages
-                && u <= limit
-                && (*cur).data.addr() % align == 0
-                && (best.is_null() || u < (*best).usable)
-            {
-                best = cur;
-                best_prev = prev;
+            if u >= pages {
+                if (*cur).data.addr() % align == 0 && (best.is_null() || u < (*best).usable) {
+                    best = cur;
+                    best_prev = prev;
+                }
+            } else if offset_fits(cur, align) && (big.is_null() || u > (*big).usable) {
+                big = cur;
+                big_prev = prev;
             }
             prev = cur;
             cur = (*cur).next;
         }
-        if best.is_null() {
-            return None;
-        }
-        if best_prev.is_null() {
-            p.head = (*best).next;
+        let (h, h_prev, fit) = if !best.is_null() {
+            (best, best_prev, Fit::Hit(best))
+        } else if !big.is_null() && os::CAN_GROW {
+            (big, big_prev, Fit::Grow(big))
         } else {
-            (*best_prev).next = (*best).next;
+            return Fit::Miss;
+        };
+        if h_prev.is_null() {
+            p.head = (*h).next;
+        } else {
+            (*h_prev).next = (*h).next;
         }
-        p.bytes -= (*best).usable;
-        (*best).pooled = false;
-        (*best).next = ptr::null_mut();
-        let zero = (*best).zero;
-        (*best).zero = false;
-        (*best).released = false;
-        Some(((*best).data, (*best).usable, zero))
+        p.bytes -= (*h).usable;
+        (*h).pooled = false;
+        (*h).next = ptr::null_mut();
+        fit
     }
+}
+
+/// Hands out a pooled map that holds `pages`: releases an excess the module
+/// doc calls too large, and returns (data, usable, reads as zero).
+///
+/// # Safety
+/// `h` is a live header just unlinked from the pool.
+unsafe fn hand_out(h: *mut DirectHeader, pages: usize) -> (*mut u8, usize, bool) {
+    // SAFETY: the caller owns the unlinked header.
+    unsafe {
+        let (data, usable) = ((*h).data, (*h).usable);
+        let excess = usable - pages;
+        if !(*h).released && excess > pages && excess > crate::options().pool_budget / 4 {
+            // `pages` and `usable` are page multiples, so the tail is whole pages.
+            if os::release(data.add(pages), excess) {
+                let g = global();
+                g.released.fetch_add(excess as u64, Ordering::Relaxed);
+                g.madvise_calls.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        let zero = (*h).zero;
+        (*h).zero = false;
+        (*h).released = false;
+        (data, usable, zero)
+    }
+}
+
+/// Grows the unlinked pooled map `h` so it holds `pages` at alignment
+/// `align`, keeping its resident pages. `None` (with `h` back in the pool)
+/// when the OS refuses.
+///
+/// # Safety
+/// `h` is a live header just unlinked from the pool, with `offset_fits`.
+unsafe fn grow(h: *mut DirectHeader, pages: usize, align: usize) -> Option<(*mut u8, usize, bool)> {
+    // SAFETY: the caller owns the unlinked header; its fields are valid.
+    let (base, old_len, off, zero) = unsafe {
+        (
+            (*h).base,
+            (*h).map_len,
+            (*h).data.addr() - (*h).base.addr(),
+            (*h).zero,
+        )
+    };
+    let new_len = round_up(off.checked_add(pages)?, REGION)?;
+    let map_align = REGION.max(align);
+    // Clear the old range's marks first: once the pages move, nothing may
+    // find a header there.
+    mark_chunks(base.addr(), old_len, CHUNK_NONE, CHUNK_NONE);
+    // SAFETY: `base`/`old_len` is a whole map of ours that nobody uses.
+    let nb = unsafe { os::grow(base, old_len, new_len, map_align) };
+    if nb.is_null() {
+        mark_chunks(base.addr(), old_len, CHUNK_DIRECT_TAIL, CHUNK_DIRECT_TAIL);
+        mark_chunks(
+            (base.addr() + off) & !(REGION - 1),
+            REGION,
+            CHUNK_DIRECT_HEAD,
+            CHUNK_DIRECT_HEAD,
+        );
+        // SAFETY: still a live, unlinked header.
+        unsafe { repool(h) };
+        return None;
+    }
+    if !chunk_map_fits(nb.addr(), new_len) {
+        // SAFETY: the new mapping is ours and holds nothing.
+        unsafe { os::unmap(nb, new_len, map_align) };
+        global().mapped.fetch_sub(old_len as u64, Ordering::Relaxed);
+        global().direct_maps.fetch_sub(1, Ordering::Relaxed);
+        return None;
+    }
+    // SAFETY: `off < new_len`; the header page moved with the old pages.
+    let data = unsafe { nb.add(off) };
+    let nh = header_of(data);
+    // SAFETY: the moved header page is ours.
+    unsafe {
+        (*nh).base = nb;
+        (*nh).map_len = new_len;
+        (*nh).map_align = map_align;
+        (*nh).data = data;
+        (*nh).usable = new_len - off;
+        (*nh).zero = false;
+        (*nh).released = false;
+    }
+    mark_chunks(nb.addr(), new_len, CHUNK_DIRECT_TAIL, CHUNK_DIRECT_TAIL);
+    mark_chunks(
+        data.addr() & !(REGION - 1),
+        REGION,
+        CHUNK_DIRECT_HEAD,
+        CHUNK_DIRECT_HEAD,
+    );
+    global()
+        .mapped
+        .fetch_add((new_len - old_len) as u64, Ordering::Relaxed);
+    // The moved part reads as zero only if it was released; the new tail is fresh.
+    Some((data, new_len - off, zero))
+}
+
+/// Puts an unlinked header back at the pool's head.
+///
+/// # Safety
+/// `h` is a live header reachable from nowhere.
+unsafe fn repool(h: *mut DirectHeader) {
+    POOL.with(|p| {
+        // SAFETY: we own the header until it is on the list.
+        unsafe {
+            (*h).pooled = true;
+            (*h).next = p.head;
+            p.bytes += (*h).usable;
+        }
+        p.head = h;
+    });
 }
 
 /// Frees a direct map into the pool (or unmaps it if it alone exceeds the budget).
@@ -188,7 +341,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
         }
         p.head = h;
         p.bytes += usable;
-        if p.bytes > budget.saturating_mul(2) {
+        if p.bytes > budget {
             split_beyond(p, budget)
         } else {
             ptr::null_mut()

@@ -31,6 +31,17 @@ pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, align: usize) {
     }
 }
 
+/// Miri cannot move pages: the pool maps fresh instead of growing.
+pub(crate) const CAN_GROW: bool = false;
+
+/// Never called (see [`CAN_GROW`]); refuses.
+///
+/// # Safety
+/// As the unix backend's `grow`.
+pub(crate) unsafe fn grow(_base: *mut u8, _old: usize, _new: usize, _align: usize) -> *mut u8 {
+    ptr::null_mut()
+}
+
 /// # Safety
 /// The range is inside a live mapping and holds nothing anyone needs.
 pub(crate) unsafe fn release(ptr: *mut u8, len: usize) -> bool {

@@ -1,7 +1,8 @@
 //! The OS layer: the only module that talks to the kernel.
 //!
 //! `map` returns zeroed, readable and writable memory aligned as asked;
-//! `unmap` gives it back; `release` drops the physical pages of a range while
+//! `unmap` gives it back; `grow` moves a mapping's pages to the start of a
+//! larger aligned one (where the OS can); `release` drops the physical pages of a range while
 //! keeping the mapping (the next touch faults in a zero page). Under Miri,
 //! which has no `mmap`, the same interface is served by the global allocator
 //! so that the rest of the crate runs unchanged.
@@ -9,10 +10,10 @@
 #[cfg(not(miri))]
 mod unix;
 #[cfg(not(miri))]
-pub(crate) use unix::{map, now_ms, release, unmap, write_stderr};
+pub(crate) use unix::{CAN_GROW, grow, map, now_ms, release, unmap, write_stderr};
 
 #[cfg(miri)]
 mod miri;
 #[cfg(miri)]
-pub(crate) use miri::{map, now_ms, release, unmap, write_stderr};
+pub(crate) use miri::{CAN_GROW, grow, map, now_ms, release, unmap, write_stderr};
 pub(crate) mod numa;

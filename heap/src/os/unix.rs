@@ -70,6 +70,51 @@ pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, _align: usize) {
     }
 }
 
+/// Whether [`grow`] can keep pages (Linux has `mremap`).
+pub(crate) const CAN_GROW: bool = cfg!(any(target_os = "linux", target_os = "android"));
+
+/// Moves the mapping `[base, base+old_len)` to the start of a fresh range of
+/// `new_len` bytes aligned to `align`, keeping its pages resident (the rest
+/// of the new range is fresh, zero memory); the old range is gone after the
+/// call. Returns the new base, or null (with the old mapping untouched) when
+/// the OS refuses or cannot move pages.
+///
+/// # Safety
+/// `base`/`old_len` is a whole mapping from [`map`] that nobody uses during
+/// the call, and `new_len >= old_len`, both page multiples.
+pub(crate) unsafe fn grow(base: *mut u8, old_len: usize, new_len: usize, align: usize) -> *mut u8 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let target = map(new_len, align);
+        if target.is_null() {
+            return target;
+        }
+        // SAFETY: both ranges are whole mappings of ours; MREMAP_FIXED
+        // replaces the first `old_len` bytes of `target` (which nobody else
+        // knows of) with the old pages and unmaps the old range.
+        let moved = unsafe {
+            libc::mremap(
+                base.cast(),
+                old_len,
+                old_len,
+                libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+                target.cast::<libc::c_void>(),
+            )
+        };
+        if moved == libc::MAP_FAILED {
+            // SAFETY: `target` is ours and unused.
+            unsafe { libc::munmap(target.cast(), new_len) };
+            return ptr::null_mut();
+        }
+        target
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        let _ = (base, old_len, new_len, align);
+        ptr::null_mut()
+    }
+}
+
 /// Drops the physical pages of `[ptr, ptr+len)`; they read as zero afterwards.
 ///
 /// # Safety
