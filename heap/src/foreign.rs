@@ -26,6 +26,7 @@ impl ForeignList {
     /// # Safety
     /// `node` is 8-byte aligned, at least 8 bytes, dead (nobody else reads or
     /// writes it) until the owner takes it back with [`take_all`](Self::take_all).
+    #[inline]
     pub(crate) unsafe fn push(&self, node: *mut u8) {
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
@@ -42,6 +43,7 @@ impl ForeignList {
     }
 
     /// Takes every pushed node; walk the chain with [`next`](Self::next).
+    #[inline]
     pub(crate) fn take_all(&self) -> *mut u8 {
         if self.head.load(Ordering::Relaxed).is_null() {
             return ptr::null_mut();
@@ -50,6 +52,7 @@ impl ForeignList {
     }
 
     /// Whether nothing is waiting (a hint: a push may land right after).
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.head.load(Ordering::Relaxed).is_null()
     }
@@ -58,6 +61,7 @@ impl ForeignList {
     ///
     /// # Safety
     /// `node` is in a chain returned by `take_all` and not yet reused.
+    #[inline]
     pub(crate) unsafe fn next(node: *mut u8) -> *mut u8 {
         // SAFETY: the pusher wrote the link before its release CAS, which our
         // acquire swap synchronized with.

@@ -73,6 +73,8 @@ pub(crate) struct Local {
     pub(crate) last_gc_ms: u64,
     /// Something was freed or mapped since the last full release.
     pub(crate) dirty: bool,
+    /// Allocations counted by [`HeapCore::tick`] (wraps).
+    pub(crate) ticks: u32,
 }
 
 /// One heap.
@@ -133,6 +135,7 @@ pub(crate) fn acquire() -> *const HeapCore {
                 last_active_ms: os::now_ms(),
                 last_gc_ms: os::now_ms(),
                 dirty: false,
+                ticks: 0,
             }),
         });
         let mut head = HEAPS.load(POrd::Relaxed);
@@ -166,6 +169,29 @@ impl HeapCore {
         unsafe { &mut *self.local.get() }
     }
 
+    /// Counts one call; true on every call whose count has the bits of
+    /// `mask` clear (one in `mask + 1` for a mask of low bits).
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(always)]
+    pub(crate) unsafe fn tick(&self, mask: u32) -> bool {
+        // SAFETY: owner-only field.
+        let l = unsafe { self.local() };
+        l.ticks = l.ticks.wrapping_add(1);
+        l.ticks & mask == 0
+    }
+
+    /// Whether the last [`tick`](Self::tick) was a due one (no count).
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline]
+    pub(crate) unsafe fn tick_due(&self, mask: u32) -> bool {
+        // SAFETY: owner-only field.
+        unsafe { self.local().ticks & mask == 0 }
+    }
+
     pub(crate) fn counters(&self) -> &HeapCounters {
         &self.counters
     }
@@ -174,7 +200,7 @@ impl HeapCore {
     ///
     /// # Safety
     /// The caller owns the heap.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn alloc(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
         debug_assert!(align.is_power_of_two());
         match class_for(size, align) {
@@ -185,15 +211,48 @@ impl HeapCore {
         }
     }
 
-    #[inline]
+    /// The small fast path, inlined into every caller; refills go to the
+    /// out-of-line slow path.
+    #[inline(always)]
     unsafe fn alloc_small(&self, c: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        let s = unsafe { self.local().bins[c] };
+        if s.is_null() {
+            // SAFETY: forwarded ownership.
+            return unsafe { self.alloc_small_slow(c, zero) };
+        }
+        // SAFETY: `s` is the first slab of class `c`'s bin.
+        unsafe { self.take_from(c, s, zero) }
+    }
+
+    /// An object of class `c` when the class's first slab has one, else
+    /// null with nothing changed: no call at all, so a caller that keeps
+    /// its own slow path out of line gets a leaf function.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(always)]
+    pub(crate) unsafe fn try_alloc_small(&self, c: usize) -> *mut u8 {
+        // SAFETY: owner-only state.
+        let s = unsafe { self.local().bins[c] };
+        if s.is_null() {
+            return ptr::null_mut();
+        }
+        // SAFETY: `s` is the first slab of class `c`'s bin; no zeroing, so
+        // no memset call.
+        unsafe { self.take_from(c, s, false) }
+    }
+
+    /// Takes an object from slab `s` of class `c` (on the bin, so it has
+    /// room), unlinking the slab once it is full.
+    ///
+    /// # Safety
+    /// Owner only; `s` is on class `c`'s bin.
+    #[inline(always)]
+    unsafe fn take_from(&self, c: usize, s: *mut SlabMeta, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state; slab metadata of our own regions.
         unsafe {
             let l = self.local();
-            let s = l.bins[c];
-            if s.is_null() {
-                return self.alloc_small_slow(c, zero);
-            }
             let m = &mut *s;
             let size = class_size(c);
             let p;
@@ -221,6 +280,7 @@ impl HeapCore {
     }
 
     #[cold]
+    #[inline(never)]
     unsafe fn alloc_small_slow(&self, c: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
         unsafe {
@@ -248,6 +308,7 @@ impl HeapCore {
         }
     }
 
+    #[inline(never)]
     unsafe fn alloc_large(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
         let need = size.max(align).max(1);
         if need <= MEDIUM_MAX {
@@ -374,7 +435,17 @@ impl HeapCore {
     /// pointer the debug detector will report).
     #[inline]
     pub(crate) unsafe fn free(&self, p: *mut u8) -> Result<(), BadPointer> {
-        let kind = crate::region::chunk_kind(p.addr());
+        // SAFETY: forwarded.
+        unsafe { self.free_in(p, crate::region::chunk_kind(p.addr())) }
+    }
+
+    /// As [`free`](Self::free), with `kind` the chunk map's entry for `p`
+    /// already read by the caller.
+    ///
+    /// # Safety
+    /// As `free`; `kind == chunk_kind(p)`.
+    #[inline(always)]
+    pub(crate) unsafe fn free_in(&self, p: *mut u8, kind: u8) -> Result<(), BadPointer> {
         if kind == CHUNK_REGION {
             let r = Region::of(p);
             // SAFETY: a region chunk has a live header; `owner` never changes.
@@ -387,6 +458,17 @@ impl HeapCore {
             unsafe { (*owner).foreign.push(p) };
             return Ok(());
         }
+        // SAFETY: forwarded.
+        unsafe { Self::free_direct(p) }
+    }
+
+    /// Frees a direct map (or reports a pointer that is none of ours): out
+    /// of line, so the small paths stay short.
+    ///
+    /// # Safety
+    /// As `free`; `p` is not in a region.
+    #[inline(never)]
+    unsafe fn free_direct(p: *mut u8) -> Result<(), BadPointer> {
         // SAFETY: chunk map says direct, or nothing (then locate errs).
         match unsafe { locate(p) }? {
             // SAFETY: a live direct map.
@@ -403,12 +485,14 @@ impl HeapCore {
     ///
     /// # Safety
     /// `p` is a live block from keel-heap (or a pointer the detector reports).
-    #[inline]
+    /// `kind` is the chunk map's entry for `p`, read by the caller.
+    #[inline(always)]
     pub(crate) unsafe fn free_unowned(
         p: *mut u8,
+        kind: u8,
         fallback: *const HeapCore,
     ) -> Option<Result<(), BadPointer>> {
-        if crate::region::chunk_kind(p.addr()) == CHUNK_REGION {
+        if kind == CHUNK_REGION {
             // SAFETY: a region chunk has a live header; `owner` never changes.
             let owner = unsafe { (*Region::of(p)).owner };
             if ptr::eq(owner, fallback) {
@@ -418,23 +502,15 @@ impl HeapCore {
             unsafe { (*owner).foreign.push(p) };
             return Some(Ok(()));
         }
-        // SAFETY: chunk map says direct, or nothing (then locate errs).
-        Some(match unsafe { locate(p) } {
-            Ok(Loc::Direct(h)) => {
-                // SAFETY: a live direct map.
-                unsafe { direct::free(h) };
-                Ok(())
-            }
-            Ok(_) => Err(BadPointer::Foreign(p.addr())),
-            Err(e) => Err(e),
-        })
+        // SAFETY: forwarded; not a region block.
+        Some(unsafe { Self::free_direct(p) })
     }
 
     /// Frees one of our own region blocks.
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn free_local(&self, p: *mut u8) -> Result<(), BadPointer> {
         // SAFETY: owner-only state; `p` is in our region.
         unsafe {
@@ -457,8 +533,21 @@ impl HeapCore {
                 l.counters.freed += class_size(c) as u64;
                 return Ok(());
             }
+            self.free_medium(p)
+        }
+    }
+
+    /// Frees one of our own medium (buddy) blocks: out of line.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions, not in a slab.
+    #[inline(never)]
+    unsafe fn free_medium(&self, p: *mut u8) -> Result<(), BadPointer> {
+        // SAFETY: owner-only state; `p` is in our region.
+        unsafe {
             match locate(p)? {
                 Loc::Medium { order, .. } => {
+                    let l = self.local();
                     l.buddy.cache_push(p, order);
                     l.counters.freed += (PAGE << order) as u64;
                     l.dirty = true;

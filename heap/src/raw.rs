@@ -31,9 +31,100 @@ const INITIALIZING: u8 = 1;
 const READY: u8 = 2;
 const DESTROYED: u8 = 3;
 
+/// The thread's heap once READY (null otherwise): the fast paths read only
+/// this, so it is one thread-local read per call.
+///
+/// On x86-64 Linux it is an initial-exec TLS slot read with two instructions.
+/// A Rust `thread_local!` in a shared library (keel-malloc's cdylib) uses the
+/// general-dynamic model, a call to `__tls_get_addr` on every access (11 of a
+/// malloc's instructions under callgrind), and stable Rust cannot choose the
+/// model; the slot is therefore declared in assembly. Initial-exec is what
+/// mimalloc and glibc's own malloc use: fine for an executable and for a
+/// library loaded at start-up or preloaded (glibc reserves static TLS for
+/// it). Elsewhere (other targets, Miri) a plain `thread_local!` serves.
+mod cur {
+    use crate::heap::HeapCore;
+
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    mod imp {
+        use crate::heap::HeapCore;
+
+        // One pointer in the thread's static TLS block, zero (null) in every
+        // new thread. Hidden: only this crate refers to it.
+        core::arch::global_asm!(
+            ".pushsection .tbss,\"awT\",@nobits",
+            ".p2align 3",
+            ".globl keel_heap_raw_cur",
+            ".hidden keel_heap_raw_cur",
+            ".type keel_heap_raw_cur, @object",
+            ".size keel_heap_raw_cur, 8",
+            "keel_heap_raw_cur:",
+            ".zero 8",
+            ".popsection",
+        );
+
+        #[inline(always)]
+        pub(in crate::raw) fn get() -> *const HeapCore {
+            let v: *const HeapCore;
+            // SAFETY: reads this thread's own 8-byte slot (initial-exec: the
+            // GOT holds its offset from the thread pointer in %fs).
+            unsafe {
+                core::arch::asm!(
+                    "mov {v}, qword ptr [rip + keel_heap_raw_cur@GOTTPOFF]",
+                    "mov {v}, qword ptr fs:[{v}]",
+                    v = out(reg) v,
+                    options(nostack, preserves_flags, readonly),
+                );
+            }
+            v
+        }
+
+        #[inline]
+        pub(in crate::raw) fn set(p: *const HeapCore) {
+            // SAFETY: writes this thread's own 8-byte slot.
+            unsafe {
+                core::arch::asm!(
+                    "mov {t}, qword ptr [rip + keel_heap_raw_cur@GOTTPOFF]",
+                    "mov qword ptr fs:[{t}], {p}",
+                    t = out(reg) _,
+                    p = in(reg) p,
+                    options(nostack, preserves_flags),
+                );
+            }
+        }
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+    mod imp {
+        use crate::heap::HeapCore;
+        use core::cell::Cell;
+
+        std::thread_local! {
+            static CUR: Cell<*const HeapCore> = const { Cell::new(core::ptr::null()) };
+        }
+
+        #[inline(always)]
+        pub(in crate::raw) fn get() -> *const HeapCore {
+            CUR.with(|c| c.get())
+        }
+
+        #[inline]
+        pub(in crate::raw) fn set(p: *const HeapCore) {
+            CUR.with(|c| c.set(p))
+        }
+    }
+
+    pub(super) use imp::{get, set};
+
+    /// Sets the heap and returns the previous one.
+    pub(super) fn replace(p: *const HeapCore) -> *const HeapCore {
+        let old = get();
+        set(p);
+        old
+    }
+}
+
 std::thread_local! {
-    /// The thread's heap once READY (null otherwise): the fast path reads only this.
-    static CUR: Cell<*const HeapCore> = const { Cell::new(ptr::null()) };
     static STATE: Cell<u8> = const { Cell::new(UNINIT) };
     /// Its destructor abandons the heap; registered on first use.
     static EXIT: ExitHook = const { ExitHook };
@@ -43,11 +134,11 @@ struct ExitHook;
 
 impl Drop for ExitHook {
     fn drop(&mut self) {
-        let h = CUR.with(|c| c.replace(ptr::null()));
+        let h = cur::replace(ptr::null());
         STATE.with(|s| s.set(DESTROYED));
         if !h.is_null() {
             // SAFETY: this thread owned the heap and will not use it again
-            // (CUR is cleared, STATE is DESTROYED: later calls use the fallback).
+            // (the slot is cleared, STATE is DESTROYED: later calls use the fallback).
             unsafe { (*h).abandon() };
         }
     }
@@ -57,9 +148,9 @@ impl Drop for ExitHook {
 /// set up or after it was torn down (then the fallback heap serves).
 #[inline]
 fn current() -> Option<&'static HeapCore> {
-    let h = CUR.with(|c| c.get());
+    let h = cur::get();
     if !h.is_null() {
-        // SAFETY: heaps are never unmapped; CUR is non-null only while this thread owns it.
+        // SAFETY: heaps are never unmapped; the slot is non-null only while this thread owns it.
         return Some(unsafe { &*h });
     }
     init_slow()
@@ -85,7 +176,7 @@ fn init_slow() -> Option<&'static HeapCore> {
         STATE.with(|s| s.set(DESTROYED));
         return None;
     }
-    CUR.with(|c| c.set(h));
+    cur::set(h);
     STATE.with(|s| s.set(READY));
     // SAFETY: as in `current`.
     Some(unsafe { &*h })
@@ -113,6 +204,18 @@ fn with_fallback<R>(f: impl FnOnce(Option<&HeapCore>) -> R) -> R {
     })
 }
 
+/// An allocation on the fallback heap under its lock: out of line, so the
+/// thread-heap path keeps no lock code.
+#[cold]
+#[inline(never)]
+fn alloc_on_fallback(size: usize, align: usize, zero: bool) -> *mut u8 {
+    with_fallback(|h| match h {
+        // SAFETY: exclusive use of the fallback heap under its lock.
+        Some(h) => unsafe { h.alloc(size, align, zero) },
+        None => ptr::null_mut(),
+    })
+}
+
 /// Runs `f` on this thread's heap, or on the fallback heap under its lock.
 #[inline]
 fn with_heap<R>(f: impl FnOnce(&HeapCore) -> R, oom: R) -> R {
@@ -134,6 +237,107 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
     }
     // SAFETY: `with_heap` gives us exclusive use of a heap.
     with_heap(|h| unsafe { h.alloc(size, align, false) }, ptr::null_mut())
+}
+
+/// As [`alloc`] (or [`alloc_zeroed`] when `zero`), for a caller with no
+/// other place to run the collection deadline (keel-malloc): about every
+/// `every` calls (rounded up to a power of two) on this thread's heap, it
+/// runs [`maybe_collect`] first, so a program that only ever makes small
+/// allocations still decays idle memory. The count is a plain field of the
+/// thread's heap: no extra thread-local read, no atomic.
+///
+/// It is [`alloc_fast`] followed, when that returns null, by
+/// [`alloc_after_fast`]; a caller may call the two itself to keep its own
+/// slow path out of line.
+///
+/// ```
+/// let p = keel_heap::raw::alloc_ticked(40, 16, true, 4096);
+/// assert!(!p.is_null() && p as usize % 16 == 0);
+/// // SAFETY: 40 zeroed bytes were asked for; `p` is freed once.
+/// unsafe {
+///     assert!((0..40).all(|i| *p.add(i) == 0));
+///     keel_heap::raw::free(p);
+/// }
+/// ```
+#[inline]
+pub fn alloc_ticked(size: usize, align: usize, zero: bool, every: u32) -> *mut u8 {
+    if !zero {
+        let p = alloc_fast(size, align, every);
+        if !p.is_null() {
+            return p;
+        }
+    }
+    alloc_after_fast(size, align, zero, every)
+}
+
+/// The mask of low bits for a tick period of `every` calls.
+#[inline(always)]
+fn tick_mask(every: u32) -> u32 {
+    every.max(1).next_power_of_two() - 1
+}
+
+/// The allocation fast path alone: a small block from this thread's heap
+/// when one is at hand with no slow work at all (the size's class has a
+/// slab with room), else null. It counts the call toward the collection
+/// deadline of [`alloc_ticked`] (on a thread with a heap) and returns null
+/// when the check is due. It makes no call, so the caller's fast path stays
+/// a leaf; on null, call [`alloc_after_fast`] with the same arguments.
+///
+/// ```
+/// use keel_heap::raw;
+/// let mut p = raw::alloc_fast(100, 16, 4096);
+/// if p.is_null() {
+///     p = raw::alloc_after_fast(100, 16, false, 4096);
+/// }
+/// assert!(!p.is_null());
+/// // SAFETY: a live block, freed once.
+/// unsafe { raw::free(p) };
+/// ```
+#[inline(always)]
+pub fn alloc_fast(size: usize, align: usize, every: u32) -> *mut u8 {
+    let h = cur::get();
+    if h.is_null() {
+        return ptr::null_mut();
+    }
+    // SAFETY: the slot is non-null only while this thread owns the heap.
+    let h = unsafe { &*h };
+    // SAFETY: this thread owns `h`.
+    if unsafe { h.tick(tick_mask(every)) } {
+        return ptr::null_mut(); // the slow path runs the due check
+    }
+    if !align.is_power_of_two() {
+        return ptr::null_mut();
+    }
+    match crate::size_class::class_for(size, align) {
+        // SAFETY: this thread owns `h`.
+        Some(c) => unsafe { h.try_alloc_small(c) },
+        None => ptr::null_mut(),
+    }
+}
+
+/// The rest of [`alloc_ticked`] after [`alloc_fast`] returned null (or in
+/// its place, for a zeroed block): runs the collection check if the last
+/// count made it due (counting this call first when `zero`, since
+/// `alloc_fast` was skipped), then allocates on any path. Null on failure.
+#[inline(never)]
+pub fn alloc_after_fast(size: usize, align: usize, zero: bool, every: u32) -> *mut u8 {
+    if !align.is_power_of_two() {
+        return ptr::null_mut();
+    }
+    match current() {
+        // SAFETY: this thread owns `h`.
+        Some(h) => unsafe {
+            let mask = tick_mask(every);
+            if zero {
+                h.tick(mask);
+            }
+            if h.tick_due(mask) {
+                gc::maybe_collect(h);
+            }
+            h.alloc(size, align, zero)
+        },
+        None => alloc_on_fallback(size, align, zero),
+    }
 }
 
 /// As [`alloc`], with the memory zeroed (no memset when the pages are known
@@ -158,7 +362,48 @@ pub unsafe fn free(ptr: *mut u8) {
     if ptr.is_null() {
         return;
     }
-    let h = CUR.with(|c| c.get());
+    // SAFETY: forwarded contract.
+    unsafe { free_kind(ptr, crate::region::chunk_kind(ptr.addr())) }
+}
+
+/// As [`free`] for a pointer that may not be keel-heap's at all (a C
+/// `free` of memory from before a preload took effect, or a program bug):
+/// returns `false`, without touching or reporting `ptr`, when it lies in no
+/// memory keel-heap manages ([`owns`] is false), so the caller reports it
+/// its own way; otherwise frees it and returns `true`. One chunk-map lookup
+/// serves both the check and the free.
+///
+/// ```
+/// let p = keel_heap::raw::alloc(24, 8);
+/// let mut local = 0u64;
+/// // SAFETY: `p` is a live block freed once; `local` is not keel-heap's.
+/// unsafe {
+///     assert!(keel_heap::raw::free_if_owned(p));
+///     assert!(!keel_heap::raw::free_if_owned((&raw mut local).cast()));
+/// }
+/// ```
+///
+/// # Safety
+/// `ptr` is not owned by keel-heap (then nothing happens), or a live block
+/// from keel-heap not used afterwards.
+#[inline]
+pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
+    let kind = crate::region::chunk_kind(ptr.addr());
+    if kind == crate::region::CHUNK_NONE {
+        return false;
+    }
+    // SAFETY: forwarded contract; `kind` is `ptr`'s entry.
+    unsafe { free_kind(ptr, kind) };
+    true
+}
+
+/// Frees non-null `ptr` whose chunk-map entry is `kind`.
+///
+/// # Safety
+/// As [`free`]; `kind == chunk_kind(ptr)`.
+#[inline(always)]
+unsafe fn free_kind(ptr: *mut u8, kind: u8) {
+    let h = cur::get();
     let r = if h.is_null() {
         // No heap of ours (set-up, teardown, or a thread that never
         // allocated): other heaps' blocks go to their foreign lists and
@@ -168,21 +413,32 @@ pub unsafe fn free(ptr: *mut u8) {
         // list, which its next slow path drains: still correct.)
         let fb = FALLBACK_HEAP.load(plain::Ordering::Acquire);
         // SAFETY: forwarded contract.
-        match unsafe { HeapCore::free_unowned(ptr, fb) } {
+        match unsafe { HeapCore::free_unowned(ptr, kind, fb) } {
             Some(r) => r,
-            None => with_fallback(|fb| match fb {
-                // SAFETY: exclusive use of the fallback heap under its lock.
-                Some(fb) => unsafe { fb.free(ptr) },
-                None => Ok(()),
-            }),
+            // SAFETY: forwarded contract.
+            None => unsafe { free_on_fallback(ptr) },
         }
     } else {
-        // SAFETY: this thread owns `h`.
-        unsafe { (*h).free(ptr) }
+        // SAFETY: this thread owns `h`; `kind` is `ptr`'s entry.
+        unsafe { (*h).free_in(ptr, kind) }
     };
     if let Err(e) = r {
         crate::report_bad_free(e);
     }
+}
+
+/// Frees a block of the fallback heap under its lock (out of line).
+///
+/// # Safety
+/// `ptr` is a live block of the fallback heap.
+#[cold]
+#[inline(never)]
+unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::BadPointer> {
+    with_fallback(|fb| match fb {
+        // SAFETY: exclusive use of the fallback heap under its lock.
+        Some(fb) => unsafe { fb.free(ptr) },
+        None => Ok(()),
+    })
 }
 
 /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On failure
@@ -242,8 +498,8 @@ pub fn release_pages() {
 /// Cheap check for slow paths: runs the idle decay (release everything after
 /// `decay_ms` of quiet) or the GC when its deadline passed.
 pub fn maybe_collect() {
-    // SAFETY: CUR is null or this thread's live heap.
-    if let Some(h) = CUR.with(|c| unsafe { c.get().as_ref() }) {
+    // SAFETY: the slot is null or this thread's live heap.
+    if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
         unsafe { gc::maybe_collect(h) }
     }
@@ -251,8 +507,8 @@ pub fn maybe_collect() {
 
 /// A process-wide statistics snapshot.
 pub fn stats() -> Stats {
-    // SAFETY: CUR is null or this thread's live heap.
-    if let Some(h) = CUR.with(|c| unsafe { c.get().as_ref() }) {
+    // SAFETY: the slot is null or this thread's live heap.
+    if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
         unsafe { h.publish() };
     }
@@ -295,6 +551,71 @@ mod tests {
     struct Blocks(Vec<*mut u8>);
     // SAFETY: the blocks are handed over whole to the freeing thread.
     unsafe impl Send for Blocks {}
+
+    /// `alloc_fast` serves a warm class without help, returns null exactly
+    /// on the due counts (every 4th call here), and `alloc_after_fast`
+    /// serves those calls; nothing is lost or handed out twice.
+    #[test]
+    fn fast_path_defers_due_counts_to_the_slow_path() {
+        std::thread::spawn(|| {
+            // Warm class 48: a slab with room is on the bin.
+            let w = alloc(48, 16);
+            assert!(!w.is_null());
+            let h = cur::get();
+            assert!(!h.is_null());
+            // SAFETY: this thread owns `h`; the count is read between calls.
+            let ticks = || unsafe { (*h).local().ticks };
+            let mut got = Vec::new();
+            let (mut due, mut other_nulls) = (0, 0);
+            for _ in 0..64 {
+                let is_due = ticks().wrapping_add(1) % 4 == 0;
+                let mut p = alloc_fast(48, 16, 4);
+                assert_eq!(ticks() % 4 == 0, is_due, "every call is counted");
+                if is_due {
+                    assert!(p.is_null(), "a due count goes to the slow path");
+                    due += 1;
+                } else if p.is_null() {
+                    // The slab just filled up (possible on an adopted heap).
+                    other_nulls += 1;
+                }
+                if p.is_null() {
+                    p = alloc_after_fast(48, 16, false, 4);
+                }
+                assert!(!p.is_null() && p.addr() % 16 == 0);
+                got.push(p);
+            }
+            assert_eq!(due, 16);
+            assert!(other_nulls <= 2, "{other_nulls} refills for 64 blocks");
+            let mut sorted = got.clone();
+            sorted.sort();
+            sorted.dedup();
+            assert_eq!(sorted.len(), got.len(), "a block was handed out twice");
+            for p in got.into_iter().chain([w]) {
+                // SAFETY: live blocks, each freed once.
+                unsafe { free(p) };
+            }
+            // No heap on this thread any more: the fast path declines.
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// `free_if_owned` frees our blocks (they come back) and leaves memory
+    /// that is not keel-heap's alone.
+    #[test]
+    fn free_if_owned_tells_ours_from_foreign() {
+        let mut local = [0u64; 4];
+        let foreign = local.as_mut_ptr().cast::<u8>();
+        // SAFETY: `foreign` is not keel-heap's: nothing happens to it.
+        assert!(!unsafe { free_if_owned(foreign) });
+        assert_eq!(local, [0; 4]);
+        for size in [16usize, 3000, 100 << 10, 3 << 20] {
+            let p = alloc(size, 16);
+            assert!(!p.is_null());
+            // SAFETY: a live block, freed once.
+            assert!(unsafe { free_if_owned(p) }, "size {size}");
+        }
+    }
 
     /// A thread that never allocated frees small, medium and direct-mapped
     /// blocks of another heap while the fallback lock is held: the frees

@@ -4,9 +4,8 @@
 /// Number of small classes.
 pub(crate) const CLASSES: usize = 32;
 
-/// The byte size of class `c`.
-#[inline]
-pub(crate) const fn class_size(c: usize) -> usize {
+/// The byte size of class `c`, computed (the tables below are built from it).
+const fn compute_size(c: usize) -> usize {
     if c < 8 {
         (c + 1) * 16
     } else {
@@ -16,9 +15,8 @@ pub(crate) const fn class_size(c: usize) -> usize {
     }
 }
 
-/// The smallest class that holds `size` bytes (`size <= SMALL_MAX`; 0 counts as 1).
-#[inline]
-pub(crate) const fn class_of(size: usize) -> usize {
+/// The smallest class holding `size` bytes, computed.
+const fn compute_class(size: usize) -> usize {
     if size <= 128 {
         if size == 0 { 0 } else { size.div_ceil(16) - 1 }
     } else {
@@ -28,18 +26,58 @@ pub(crate) const fn class_of(size: usize) -> usize {
     }
 }
 
+/// Class sizes by class: one load on the fast paths instead of arithmetic
+/// and a branch.
+static SIZES: [u32; CLASSES] = {
+    let mut t = [0u32; CLASSES];
+    let mut c = 0;
+    while c < CLASSES {
+        t[c] = compute_size(c) as u32;
+        c += 1;
+    }
+    t
+};
+
+/// The class of every size in 16-byte steps up to `SMALL_MAX`: every class
+/// size is a multiple of 16, so a size and its round-up to 16 share a class.
+static BY_16: [u8; crate::SMALL_MAX / 16 + 1] = {
+    let mut t = [0u8; crate::SMALL_MAX / 16 + 1];
+    let mut i = 0;
+    while i < t.len() {
+        t[i] = compute_class(i * 16) as u8;
+        i += 1;
+    }
+    t
+};
+
+/// The byte size of class `c` (`c < CLASSES`).
+#[inline(always)]
+pub(crate) fn class_size(c: usize) -> usize {
+    debug_assert!(c < CLASSES);
+    // The mask keeps the index in bounds without a panic branch.
+    SIZES[c % CLASSES] as usize
+}
+
+/// The smallest class that holds `size` bytes (`size <= SMALL_MAX`; 0 counts as 1).
+#[inline(always)]
+pub(crate) fn class_of(size: usize) -> usize {
+    debug_assert!(size <= crate::SMALL_MAX);
+    BY_16[size.min(crate::SMALL_MAX).div_ceil(16)] as usize % CLASSES
+}
+
 /// The smallest class that holds `size` bytes at alignment `align`, if any.
 /// Slabs start at a 64 KiB boundary and objects sit at multiples of the class
 /// size, so a class whose size is a multiple of `align` gives aligned objects.
-#[inline]
+#[inline(always)]
 pub(crate) fn class_for(size: usize, align: usize) -> Option<usize> {
     if size > crate::SMALL_MAX || align > crate::SMALL_MAX {
         return None;
     }
-    let mut c = class_of(size.max(align));
     if align <= 16 {
-        return Some(c);
+        // Class 0 is 16 bytes: every class is 16-aligned.
+        return Some(class_of(size));
     }
+    let mut c = class_of(size.max(align));
     while c < CLASSES {
         if class_size(c) % align == 0 {
             return Some(c);
@@ -67,6 +105,16 @@ mod tests {
                 c == 0 || class_size(c - 1) < s,
                 "size {s} not in smallest class"
             );
+        }
+    }
+
+    #[test]
+    fn tables_match_the_formulas() {
+        for c in 0..CLASSES {
+            assert_eq!(class_size(c), compute_size(c), "class {c}");
+        }
+        for s in 0..=crate::SMALL_MAX {
+            assert_eq!(class_of(s), compute_class(s), "size {s}");
         }
     }
 
