@@ -26,6 +26,12 @@ unsafe extern "C" {
     static ENVIRON: *const *const c_char;
 }
 
+/// Whether the options are applied (one relaxed load; see [`ensure`]).
+#[inline(always)]
+pub fn ready() -> bool {
+    STATE.load(Ordering::Relaxed) == READY
+}
+
 /// Applies the environment's options once, as early as the environment is
 /// readable. Cheap after the first call: one relaxed load.
 #[inline]

@@ -24,45 +24,10 @@ pub const COLLECT_AT: usize = 256 << 10;
 
 /// About every this many calls a thread also checks the collection deadline,
 /// so a program that only makes small allocations still decays idle memory.
-/// (The check reads the clock; once in thousands of calls it costs nothing
-/// measurable.)
+/// The count lives in the thread's heap ([`raw::alloc_ticked`]); the check
+/// reads the clock, which once in thousands of calls costs nothing
+/// measurable.
 pub const COLLECT_EVERY: u32 = 4096;
-
-/// Call counters, one per cache line, picked by a hash of the calling
-/// thread's id. Not a thread-local on purpose: in a shared library every
-/// thread-local access is a call to `__tls_get_addr`, measured at 6% of the
-/// instructions of a small-object workload, while `pthread_self` is one load.
-/// Two threads that hash to the same slot share a counter, which only makes
-/// the deadline check come a little sooner; the counters are plain
-/// load/store, so a lost update only delays it.
-#[repr(align(64))]
-struct TickSlot(core::sync::atomic::AtomicU32);
-
-const TICK_SLOTS: usize = 64;
-static TICKS: [TickSlot; TICK_SLOTS] =
-    [const { TickSlot(core::sync::atomic::AtomicU32::new(0)) }; TICK_SLOTS];
-
-/// Bumps the calling thread's slot and returns the new count.
-#[inline]
-fn bump() -> u32 {
-    use core::sync::atomic::Ordering::Relaxed;
-    // SAFETY: pthread_self has no preconditions; it reads the thread pointer.
-    let id = unsafe { libc::pthread_self() } as usize as u64;
-    let slot = (id.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58) as usize % TICK_SLOTS;
-    let c = &TICKS[slot].0;
-    let n = c.load(Relaxed).wrapping_add(1);
-    c.store(n, Relaxed);
-    n
-}
-
-/// Counts an allocation; about every [`COLLECT_EVERY`] counts of a thread's
-/// slot runs [`raw::maybe_collect`].
-#[inline]
-fn tick() {
-    if bump() % COLLECT_EVERY == 0 {
-        raw::maybe_collect();
-    }
-}
 
 /// Why a request is refused before it reaches the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -164,18 +129,28 @@ fn refuse(r: Refusal) -> *mut u8 {
 }
 
 /// Allocates `size` bytes aligned to `align` (a power of two), sets `ENOMEM`
-/// on failure. Straight-line on the fast path (no closure, no extra call):
-/// the size limit, the retry and `errno` live in [`alloc_slow`].
-#[inline]
+/// on failure. The fast path makes no call at all (keel-heap's
+/// [`raw::alloc_fast`], inlined): a small block of a slab with room. Start-up,
+/// zeroing, refills, the collection check, large sizes and failures are all
+/// in [`alloc_with_slow`], called only at the end, so the fast path keeps
+/// nothing live across a call and saves no registers.
+#[inline(always)]
 fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
+    if !zeroed && crate::init::ready() {
+        let p = raw::alloc_fast(size, align, COLLECT_EVERY);
+        if !p.is_null() {
+            return p;
+        }
+    }
+    alloc_with_slow(size, align, zeroed)
+}
+
+/// Everything [`alloc_with`]'s fast path does not serve.
+#[inline(never)]
+fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     crate::init::ensure();
     if size < COLLECT_AT {
-        tick();
-        let p = if zeroed {
-            raw::alloc_zeroed(size, align)
-        } else {
-            raw::alloc(size, align)
-        };
+        let p = raw::alloc_after_fast(size, align, zeroed, COLLECT_EVERY);
         if !p.is_null() {
             return p;
         }
@@ -247,16 +222,21 @@ pub unsafe fn free(p: *mut u8) {
     if p.is_null() {
         return;
     }
-    if !ours(p) {
-        crate::report::foreign_pointer("free", p);
-        return;
-    }
     // Frees are not counted toward the collection deadline (they never
     // run the check), and a thread that only frees needs no heap of its own:
     // keel-heap hands other heaps' blocks to their owners without a lock.
-    // SAFETY: `p` is non-null, owned by keel-heap, and by the caller's
-    // contract a live block not used after this call.
-    unsafe { raw::free(p) };
+    // One chunk-map lookup both checks ownership and finds the block.
+    // SAFETY: `p` is non-null and, by the caller's contract, a live block
+    // not used after this call, or memory keel-heap does not own (left alone).
+    if !unsafe { raw::free_if_owned(p) } {
+        foreign_free(p);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn foreign_free(p: *mut u8) {
+    crate::report::foreign_pointer("free", p);
 }
 
 /// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
