@@ -118,3 +118,38 @@ fn short_validity_is_an_error() {
         assert!(k.sum_checked(&v, Some(&[])).is_err());
     }
 }
+
+/// 32-bit sums keep per-lane partial sums that are flushed every 2^20 rows:
+/// columns past several flushes, filled with the extremes (where a lane's
+/// partial sums come closest to their bounds), equal the exact sum.
+#[test]
+fn i32_and_u32_sums_past_lane_flushes_are_exact() {
+    let n: usize = 3 * (1 << 20) + 77;
+    let patterns: [fn(usize) -> i32; 4] = [
+        |_| i32::MIN,
+        |_| i32::MAX,
+        |i| if i % 3 == 0 { i32::MIN } else { -1 },
+        |i| (i as i32).wrapping_mul(0x9E37_79B9_u32 as i32),
+    ];
+    let mut valid = vec![0u64; n.div_ceil(64)];
+    for (i, w) in valid.iter_mut().enumerate() {
+        *w = if i % 5 == 0 {
+            0
+        } else {
+            !0u64 ^ (i as u64 * 0x5555)
+        };
+    }
+    for f in patterns {
+        let v: Vec<i32> = (0..n).map(f).collect();
+        let u: Vec<u32> = v.iter().map(|&x| x as u32).collect();
+        for val in [None, Some(&valid[..])] {
+            let on = |i: usize| val.is_none_or(|b| b[i / 64] >> (i % 64) & 1 == 1);
+            let want_i: i64 = (0..n).filter(|&i| on(i)).map(|i| i64::from(v[i])).sum();
+            let want_u: u64 = (0..n).filter(|&i| on(i)).map(|i| u64::from(u[i])).sum();
+            for k in Kernels::supported() {
+                assert_eq!(k.sum(&v, val).unwrap(), want_i, "i32 at {}", k.level());
+                assert_eq!(k.sum(&u, val).unwrap(), want_u, "u32 at {}", k.level());
+            }
+        }
+    }
+}

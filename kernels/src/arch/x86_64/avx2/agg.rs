@@ -84,12 +84,78 @@ macro_rules! int_sum {
 
 int_sum!(sum_i64, i64, i64, |p| _mm256_loadu_si256(p.cast()));
 int_sum!(sum_u64, u64, u64, |p| _mm256_loadu_si256(p.cast()));
-int_sum!(sum_i32, i32, i64, |p| _mm256_cvtepi32_epi64(
-    _mm_loadu_si128(p.cast())
-));
-int_sum!(sum_u32, u32, u64, |p| _mm256_cvtepu32_epi64(
-    _mm_loadu_si128(p.cast())
-));
+
+/// 32-bit sums without widening: each of 32 lanes (4 registers) keeps the
+/// wrapping 32-bit sum `w` of its values and the exact sum `h` of their high
+/// halves (`x >> 16`). With `l` the sum of the low halves, the lane's exact
+/// sum is `h * 2^16 + l`, and `l = w - h * 2^16 (mod 2^32)` is recovered
+/// exactly while `l < 2^32`, i.e. for at most 2^16 values per lane; `h`
+/// stays in 32 bits for as many. Lanes are flushed every `FLUSH_BLOCKS`
+/// blocks (2^15 values per lane). This is three operations per 8 rows where
+/// widening to 64-bit lanes takes four and twice the loads, so the 32-bit
+/// sums keep up with a plain wrapping 32-bit loop.
+const FLUSH_BLOCKS: usize = 1 << 14;
+
+macro_rules! narrow_sum {
+    ($name:ident, $t:ty, $sum:ty, $high:ident, $hi_t:ty) => {
+        /// Sum of the valid values, exact in 64 bits (wrapping past them).
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+            let full = v.len() / 64;
+            let mut total: $sum = 0;
+            let mut b = 0;
+            while b < full {
+                let end = full.min(b + FLUSH_BLOCKS);
+                // SAFETY: every load reads 8 rows inside block `b < full`,
+                // so inside `v`; AVX2 is enabled on this leaf.
+                unsafe {
+                    let mut w = [_mm256_setzero_si256(); 4];
+                    let mut h = [_mm256_setzero_si256(); 4];
+                    while b < end {
+                        let m = word(val, b);
+                        let base = v.as_ptr().add(b * 64);
+                        if m == !0 {
+                            for j in 0..8 {
+                                let x = _mm256_loadu_si256(base.add(8 * j).cast());
+                                w[j % 4] = _mm256_add_epi32(w[j % 4], x);
+                                h[j % 4] = _mm256_add_epi32(h[j % 4], $high::<16>(x));
+                            }
+                        } else if m != 0 {
+                            for j in 0..8 {
+                                let x = _mm256_and_si256(
+                                    _mm256_loadu_si256(base.add(8 * j).cast()),
+                                    mask8(m >> (8 * j)),
+                                );
+                                w[j % 4] = _mm256_add_epi32(w[j % 4], x);
+                                h[j % 4] = _mm256_add_epi32(h[j % 4], $high::<16>(x));
+                            }
+                        }
+                        b += 1;
+                    }
+                    let mut wl = [0u32; 32];
+                    let mut hl = [0u32; 32];
+                    for k in 0..4 {
+                        _mm256_storeu_si256(wl.as_mut_ptr().add(8 * k).cast(), w[k]);
+                        _mm256_storeu_si256(hl.as_mut_ptr().add(8 * k).cast(), h[k]);
+                    }
+                    for (&wv, &hv) in wl.iter().zip(&hl) {
+                        let low = wv.wrapping_sub(hv << 16);
+                        let lane = ((hv as $hi_t as $sum) << 16).wrapping_add(low as $sum);
+                        total = total.wrapping_add(lane);
+                    }
+                }
+            }
+            let tail_val = val.map(|b| &b[full..]);
+            total.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
+        }
+    };
+}
+
+narrow_sum!(sum_i32, i32, i64, _mm256_srai_epi32, i32);
+narrow_sum!(sum_u32, u32, u64, _mm256_srli_epi32, u32);
 
 /// Float sums in the documented order: `8` registers of `LANES` lanes each
 /// hold lanes `0..8 * LANES` (32 for f64, 64 for f32); vector `j` of a block
