@@ -260,9 +260,15 @@ unsafe fn key_u64(x: __m256i) -> __m256i {
 #[inline(always)]
 unsafe fn key_f64(x: __m256i) -> __m256i {
     // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
+    // Negative values flip their magnitude bits: an xor and a blend on the
+    // sign bit (two operations where a compare, shift and xor took three).
     unsafe {
-        let neg = _mm256_cmpgt_epi64(_mm256_setzero_si256(), x);
-        _mm256_xor_si256(x, _mm256_srli_epi64::<1>(neg))
+        let flipped = _mm256_xor_si256(x, _mm256_set1_epi64x(i64::MAX));
+        _mm256_castpd_si256(_mm256_blendv_pd(
+            _mm256_castsi256_pd(x),
+            _mm256_castsi256_pd(flipped),
+            _mm256_castsi256_pd(x),
+        ))
     }
 }
 #[inline(always)]
@@ -277,7 +283,14 @@ unsafe fn key_u32(x: __m256i) -> __m256i {
 #[inline(always)]
 unsafe fn key_f32(x: __m256i) -> __m256i {
     // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
-    unsafe { _mm256_xor_si256(x, _mm256_srli_epi32::<1>(_mm256_srai_epi32::<31>(x))) }
+    unsafe {
+        let flipped = _mm256_xor_si256(x, _mm256_set1_epi32(i32::MAX));
+        _mm256_castps_si256(_mm256_blendv_ps(
+            _mm256_castsi256_ps(x),
+            _mm256_castsi256_ps(flipped),
+            _mm256_castsi256_ps(x),
+        ))
+    }
 }
 
 /// Key back to the element (each key map is its own inverse on bits).
