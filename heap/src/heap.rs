@@ -271,7 +271,8 @@ impl HeapCore {
             }
             m.used += 1;
             if m.free.is_null() && m.bump == m.cap {
-                slab::unlink(&mut l.bins[c], s);
+                // `s` is the bin's head: the callers took it from there.
+                slab::pop_front(&mut l.bins[c], s);
             }
             l.counters.allocated += size as u64;
             l.counters.slab_hits = l.counters.slab_hits.wrapping_add(1);
