@@ -24,9 +24,9 @@ use core::sync::atomic::{AtomicU8, Ordering};
 pub enum Level {
     /// Portable scalar code: the oracle every other level is tested against.
     Scalar = 1,
-    /// x86-64 AVX2 (with BMI1/BMI2, POPCNT, FMA).
+    /// x86-64 AVX2 (with BMI1/BMI2, POPCNT, FMA, LZCNT).
     Avx2 = 2,
-    /// x86-64 AVX-512 F, BW, DQ, VL and VPOPCNTDQ.
+    /// x86-64 AVX-512 F, BW, DQ, VL and VPOPCNTDQ (with BMI2, POPCNT, LZCNT).
     Avx512 = 3,
     /// aarch64 Advanced SIMD.
     Neon = 4,
@@ -180,9 +180,16 @@ fn detect() -> Level {
         && has!("avx512vpopcntdq")
         && has!("bmi2")
         && has!("popcnt")
+        && has!("lzcnt")
     {
         Level::Avx512
-    } else if has!("avx2") && has!("bmi1") && has!("bmi2") && has!("popcnt") && has!("fma") {
+    } else if has!("avx2")
+        && has!("bmi1")
+        && has!("bmi2")
+        && has!("popcnt")
+        && has!("fma")
+        && has!("lzcnt")
+    {
         Level::Avx2
     } else {
         Level::Scalar
@@ -200,7 +207,8 @@ fn detect() -> Level {
         target_feature = "avx512vl",
         target_feature = "avx512vpopcntdq",
         target_feature = "bmi2",
-        target_feature = "popcnt"
+        target_feature = "popcnt",
+        target_feature = "lzcnt"
     )) {
         Level::Avx512
     } else if cfg!(all(
@@ -208,7 +216,8 @@ fn detect() -> Level {
         target_feature = "bmi1",
         target_feature = "bmi2",
         target_feature = "popcnt",
-        target_feature = "fma"
+        target_feature = "fma",
+        target_feature = "lzcnt"
     )) {
         Level::Avx2
     } else {

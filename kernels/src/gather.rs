@@ -826,6 +826,7 @@ unsafe fn run_unchecked(
 /// `src.len()`; `src` and `out` have the same width.
 unsafe fn block(level: Level, src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>, dense: bool) {
     let bytes = src.bytes();
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     let hw = bytes < HW_GATHER_MAX_BYTES;
     // SAFETY: forwarded contract; `level` comes from a `Kernels` value, which
     // proves the CPU supports it.
