@@ -8,6 +8,8 @@
 #   bench/malloc/run.sh                 # ROUNDS=3 by default
 #   ROUNDS=5 ONLY="query query-x" bench/malloc/run.sh
 #   ALLOCATORS="glibc mimalloc keel" bench/malloc/run.sh
+#   EXTRA="keel-old=/tmp/libkeel_malloc.so" ALLOCATORS="mimalloc keel keel-old" \
+#     bench/malloc/run.sh             # A/B against another build of a library
 #
 # Needs cc, /usr/bin/time, python3 (for the summary only; it never runs under
 # a preload), and installs the Debian allocator packages when missing.
@@ -36,6 +38,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
 
+for e in ${EXTRA:-}; do
+  lib[${e%%=*}]=${e#*=}
+  [ -e "${e#*=}" ] || { echo "${e#*=} does not exist" >&2; exit 1; }
+done
 allocators=(${ALLOCATORS:-glibc jemalloc mimalloc tcmalloc keel})
 if [[ " ${allocators[*]} " == *" keel "* ]]; then
   echo "building keel-malloc (release)" >&2
