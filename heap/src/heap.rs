@@ -74,6 +74,7 @@ pub(crate) struct Local {
     /// Something was freed or mapped since the last full release.
     pub(crate) dirty: bool,
     /// Allocations counted by [`HeapCore::tick`] (wraps).
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) ticks: u32,
 }
 
@@ -175,6 +176,7 @@ impl HeapCore {
     /// # Safety
     /// The caller owns the heap.
     #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn tick(&self, mask: u32) -> bool {
         // SAFETY: owner-only field.
         let l = unsafe { self.local() };
@@ -187,6 +189,7 @@ impl HeapCore {
     /// # Safety
     /// The caller owns the heap.
     #[inline]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn tick_due(&self, mask: u32) -> bool {
         // SAFETY: owner-only field.
         unsafe { self.local().ticks & mask == 0 }
@@ -232,6 +235,7 @@ impl HeapCore {
     /// # Safety
     /// The caller owns the heap.
     #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn try_alloc_small(&self, c: usize) -> *mut u8 {
         // SAFETY: owner-only state.
         let s = unsafe { self.local().bins[c] };
@@ -488,6 +492,7 @@ impl HeapCore {
     /// `p` is a live block from keel-heap (or a pointer the detector reports).
     /// `kind` is the chunk map's entry for `p`, read by the caller.
     #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn free_unowned(
         p: *mut u8,
         kind: u8,
