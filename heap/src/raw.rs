@@ -40,8 +40,12 @@ const DESTROYED: u8 = 3;
 /// malloc's instructions under callgrind), and stable Rust cannot choose the
 /// model; the slot is therefore declared in assembly. Initial-exec is what
 /// mimalloc and glibc's own malloc use: fine for an executable and for a
-/// library loaded at start-up or preloaded (glibc reserves static TLS for
-/// it). Elsewhere (other targets, Miri) a plain `thread_local!` serves.
+/// library loaded at start-up or preloaded. A shared library holding this
+/// crate and loaded later with `dlopen` (a Rust extension module using
+/// [`KeelAlloc`](crate::KeelAlloc)) takes the 8 bytes from glibc's reserve
+/// for such libraries (`glibc.rtld.optional_static_tls`, 512 bytes by
+/// default); `dlopen` fails only if that reserve is used up. Elsewhere
+/// (other targets, Miri) a plain `thread_local!` serves.
 mod cur {
     use crate::heap::HeapCore;
 
