@@ -40,14 +40,24 @@ fn check_pair(dst: &[u64], src: &[u64]) -> Result<(), Error> {
 impl Kernels {
     fn bitmap_op(self, op: Op, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
         check_pair(dst, src)?;
+        #[cfg(target_arch = "aarch64")]
+        use crate::arch::aarch64::neon::bitmap as ne;
         use crate::arch::scalar::bitmap as sc;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
+        use crate::element::dispatch;
         match op {
-            Op::And => crate::element::dispatch!(self, sc::and, a2::and, a5::and, (dst, src)),
-            Op::Or => crate::element::dispatch!(self, sc::or, a2::or, a5::or, (dst, src)),
+            Op::And => dispatch!(self, sc::and, a2::and, a5::and, ne::and, (dst, src)),
+            Op::Or => dispatch!(self, sc::or, a2::or, a5::or, ne::or, (dst, src)),
             Op::AndNot => {
-                crate::element::dispatch!(self, sc::andnot, a2::andnot, a5::andnot, (dst, src))
+                dispatch!(
+                    self,
+                    sc::andnot,
+                    a2::andnot,
+                    a5::andnot,
+                    ne::andnot,
+                    (dst, src)
+                )
             }
         }
         Ok(())
@@ -76,7 +86,16 @@ impl Kernels {
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
         let full = rows / 64;
         let w = &words[..full];
-        let mut n = crate::element::dispatch!(self, sc::popcount, a2::popcount, a5::popcount, (w));
+        #[cfg(target_arch = "aarch64")]
+        use crate::arch::aarch64::neon::bitmap as ne;
+        let mut n = crate::element::dispatch!(
+            self,
+            sc::popcount,
+            a2::popcount,
+            a5::popcount,
+            ne::popcount,
+            (w)
+        );
         if !rows.is_multiple_of(64) {
             n += (words[full] & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
         }

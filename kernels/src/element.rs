@@ -134,10 +134,14 @@ macro_rules! float_common {
 }
 
 /// Dispatches one kernel on the handle's level: `$scalar` is the twin, the
-/// x86-64 leaves live in `arch::x86_64::{avx2,avx512}::$fam`.
+/// x86-64 leaves live in `arch::x86_64::{avx2,avx512}::$fam`, and the
+/// optional `$neon` leaf in `arch::aarch64::neon::$fam` (without one, NEON
+/// runs the scalar twin).
 macro_rules! dispatch {
-    ($k:expr, $scalar:expr, $avx2:expr, $avx512:expr, ($($arg:expr),*)) => {
+    (@arms $k:expr, $scalar:expr, $avx2:expr, $avx512:expr, {$($neon_arm:tt)*},
+     ($($arg:expr),*)) => {
         match $k.level() {
+            $($neon_arm)*
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             $crate::cpu::Level::Avx2 => {
                 // SAFETY: a Kernels at Avx2 exists only if the CPU supports
@@ -150,9 +154,23 @@ macro_rules! dispatch {
                 // SAFETY: as above, for AVX-512.
                 unsafe { $avx512($($arg),*) }
             }
-            // Scalar, and NEON until it has leaves of its own.
+            // Scalar, and NEON for families without a NEON leaf.
             _ => $scalar($($arg),*),
         }
+    };
+    ($k:expr, $scalar:expr, $avx2:expr, $avx512:expr, ($($arg:expr),*)) => {
+        $crate::element::dispatch!(@arms $k, $scalar, $avx2, $avx512, {}, ($($arg),*))
+    };
+    ($k:expr, $scalar:expr, $avx2:expr, $avx512:expr, $neon:expr, ($($arg:expr),*)) => {
+        $crate::element::dispatch!(@arms $k, $scalar, $avx2, $avx512, {
+            #[cfg(target_arch = "aarch64")]
+            $crate::cpu::Level::Neon => {
+                // SAFETY: a Kernels at Neon exists only if the CPU supports
+                // NEON (Kernels::at checks, cpu::level clamps); the safe
+                // layer checked the lengths before it made the Token.
+                unsafe { $neon($($arg),*) }
+            }
+        }, ($($arg),*))
     };
 }
 #[allow(unused_imports)] // used by the families as they move onto it
@@ -195,8 +213,10 @@ macro_rules! element {
             fn k_sum(_: Token, k: Kernels, v: &[$t], val: Option<&[u64]>) -> Self::Sum {
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                #[cfg(target_arch = "aarch64")]
+                use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
-                dispatch!(k, sc::sum, a2::$sum, a5::$sum, (v, val))
+                dispatch!(k, sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, val))
             }
             fn k_filter(
                 _: Token,
@@ -208,6 +228,8 @@ macro_rules! element {
             ) {
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
+                #[cfg(target_arch = "aarch64")]
+                use crate::arch::aarch64::neon::filter as ne;
                 use crate::arch::scalar::filter as sc;
                 let (op, c1, c2) = pred.code();
                 macro_rules! arm {
@@ -217,6 +239,7 @@ macro_rules! element {
                             sc::filter_code::<$o, $a, $t>,
                             a2::$filter::<$o, $a>,
                             a5::$filter::<$o, $a>,
+                            ne::$filter::<$o, $a>,
                             (v, c1, c2, out)
                         )
                     };
@@ -241,11 +264,25 @@ macro_rules! element {
             fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                #[cfg(target_arch = "aarch64")]
+                use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
+                macro_rules! arm {
+                    ($m:literal) => {
+                        dispatch!(
+                            k,
+                            sc::min_max::<$m, $t>,
+                            a2::$mm::<$m>,
+                            a5::$mm::<$m>,
+                            ne::$mm::<$m>,
+                            (v, val)
+                        )
+                    };
+                }
                 match mode {
-                    1 => dispatch!(k, sc::min_max::<1, $t>, a2::$mm::<1>, a5::$mm::<1>, (v, val)),
-                    2 => dispatch!(k, sc::min_max::<2, $t>, a2::$mm::<2>, a5::$mm::<2>, (v, val)),
-                    _ => dispatch!(k, sc::min_max::<3, $t>, a2::$mm::<3>, a5::$mm::<3>, (v, val)),
+                    1 => arm!(1),
+                    2 => arm!(2),
+                    _ => arm!(3),
                 }
             }
         }

@@ -61,6 +61,10 @@ pub(crate) const PREFETCH_MIN_BYTES: usize = 1 << 20;
 /// at the AVX2 and AVX-512 levels; larger ones use the scalar loop with
 /// prefetch, which measured as fast or faster once rows miss L2 (see the
 /// crate README).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code) // only the x86-64 levels have hardware gathers
+)]
 pub(crate) const HW_GATHER_MAX_BYTES: usize = 256 << 10;
 
 /// Why a gather did not run.

@@ -1,4 +1,4 @@
 //! aarch64 leaves. Families without a NEON leaf run their scalar twin at
-//! [`crate::cpu::Level::Neon`] (no aarch64 machine to test on yet).
+//! [`crate::cpu::Level::Neon`] (see [`neon`] for which have one).
 
 pub(crate) mod neon;

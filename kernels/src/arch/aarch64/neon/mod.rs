@@ -1,2 +1,8 @@
-//! NEON leaves. None of the aggregate/filter/bitmap families has one yet:
-//! they dispatch to the scalar twin at [`crate::cpu::Level::Neon`].
+//! NEON leaves. Every `#[target_feature]` here enables `neon`, the feature
+//! [`crate::cpu::Level::Neon`] detects. Families without a leaf here
+//! (selection vectors, gathers, hashing, HyperLogLog, and what builds on
+//! them) run their scalar twin at that level.
+
+pub(crate) mod agg;
+pub(crate) mod bitmap;
+pub(crate) mod filter;
