@@ -392,6 +392,12 @@ impl Kernels {
                 // SAFETY: as above, for AVX-512.
                 unsafe { crate::arch::x86_64::avx512::hll::merge(d, s) }
             }
+            #[cfg(target_arch = "aarch64")]
+            crate::cpu::Level::Neon => {
+                // SAFETY: a Kernels at Neon exists only if the CPU supports
+                // it; equal precisions mean equal register counts.
+                unsafe { crate::arch::aarch64::neon::hll::merge(d, s) }
+            }
             _ => crate::arch::scalar::hll::merge(d, s),
         }
         Ok(())

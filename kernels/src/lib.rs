@@ -42,8 +42,11 @@
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 //!
-//! On aarch64, [`cpu::Level::Neon`] is detected, but kernels without a NEON
-//! leaf run their scalar twin there (each family's docs say which).
+//! On aarch64, [`cpu::Level::Neon`] is detected and has NEON leaves for the
+//! aggregates, the filters, bitmap and/or/and-not/popcount and the
+//! HyperLogLog merge (so zone maps and span scans use NEON too); selection
+//! vectors, gathers, hashing, partitioning and HyperLogLog add run their
+//! scalar twin there.
 #![no_std]
 
 #[cfg(feature = "alloc")]
