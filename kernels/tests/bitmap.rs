@@ -83,3 +83,45 @@ fn bad_arguments_are_errors() {
     ));
     assert_eq!(a, [1, 1, 1]);
 }
+
+/// Popcount and count over bitmaps long enough that a SIMD leaf's narrow
+/// per-lane counters must be folded (the NEON leaf folds 16-bit lanes every
+/// 4096 words): all ones, where every lane counts as fast as it can.
+#[test]
+fn long_popcount_every_level() {
+    let s = Kernels::scalar();
+    let levels = simd_levels();
+    let words_list: &[usize] = if cfg!(miri) {
+        &[70]
+    } else {
+        &[4095, 4096, 4097, 8193, 20_001]
+    };
+    let mut r = Rng(7);
+    for &words in words_list {
+        for dense in [true, false] {
+            let a: Vec<u64> = (0..words)
+                .map(|_| if dense { !0 } else { r.next() })
+                .collect();
+            let want: usize = a.iter().map(|w| w.count_ones() as usize).sum();
+            let rows = words * 64 - 5;
+            let want_rows = want - (a[words - 1] >> 59).count_ones() as usize;
+            let col = vec![0i32; rows];
+            for k in std::iter::once(s).chain(levels.iter().copied()) {
+                assert_eq!(
+                    k.popcount(&a, words * 64).unwrap(),
+                    want,
+                    "{} {words}",
+                    k.level()
+                );
+                assert_eq!(
+                    k.popcount(&a, rows).unwrap(),
+                    want_rows,
+                    "{} {words}",
+                    k.level()
+                );
+                let c = k.count(&col, Some(&a)).unwrap();
+                assert_eq!(c, want_rows, "{} {words}", k.level());
+            }
+        }
+    }
+}
