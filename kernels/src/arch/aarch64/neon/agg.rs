@@ -49,20 +49,30 @@ macro_rules! sum64 {
             // inside `v`; NEON is enabled on this leaf.
             let simd = unsafe {
                 let mut acc = [vdupq_n_u64(0); 4];
-                for b in 0..full {
-                    let w = word(val, b);
-                    let base = v.as_ptr().add(b * 64).cast::<u64>();
-                    if w == !0 {
+                let mut b = 0;
+                while b < full {
+                    // Runs without nulls in their own loop keep the
+                    // accumulators in registers (as in `float_sum!`).
+                    while b < full && word(val, b) == !0 {
+                        let base = v.as_ptr().add(b * 64).cast::<u64>();
                         for j in 0..32 {
                             let x = vld1q_u64(base.add(2 * j));
                             acc[j % 4] = vaddq_u64(acc[j % 4], x);
                         }
-                    } else if w != 0 {
+                        b += 1;
+                    }
+                    if b == full {
+                        break;
+                    }
+                    let w = word(val, b);
+                    if w != 0 {
+                        let base = v.as_ptr().add(b * 64).cast::<u64>();
                         for j in 0..32 {
                             let x = vandq_u64(vld1q_u64(base.add(2 * j)), mask2(w >> (2 * j)));
                             acc[j % 4] = vaddq_u64(acc[j % 4], x);
                         }
                     }
+                    b += 1;
                 }
                 let s = vaddq_u64(vaddq_u64(acc[0], acc[1]), vaddq_u64(acc[2], acc[3]));
                 vaddvq_u64(s) as $t
@@ -174,21 +184,32 @@ macro_rules! float_sum {
             unsafe {
                 let neg0 = $dup(-0.0);
                 let mut acc = [neg0; 16];
-                for b in 0..full {
-                    let w = word(val, b);
-                    let base = v.as_ptr().add(b * 64);
-                    if w == !0 {
+                let mut b = 0;
+                while b < full {
+                    // A run of blocks without nulls is its own loop, so the
+                    // 16 accumulators stay in registers there (one loop with
+                    // both paths spilled some to the stack).
+                    while b < full && word(val, b) == !0 {
+                        let base = v.as_ptr().add(b * 64);
                         for j in 0..PER_BLOCK {
                             let x = $ld(base.add(L * j));
                             acc[j % 16] = $add(acc[j % 16], x);
                         }
-                    } else if w != 0 {
+                        b += 1;
+                    }
+                    if b == full {
+                        break;
+                    }
+                    let w = word(val, b);
+                    if w != 0 {
+                        let base = v.as_ptr().add(b * 64);
                         for j in 0..PER_BLOCK {
                             let x = $ld(base.add(L * j));
                             let m = $mask(w >> (L * j));
                             acc[j % 16] = $add(acc[j % 16], $bsl(m, x, neg0));
                         }
                     }
+                    b += 1;
                 }
                 for (r, a) in acc.iter().enumerate() {
                     $st(lanes.as_mut_ptr().add(r * L), *a);
