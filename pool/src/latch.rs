@@ -62,11 +62,12 @@ impl CompletionLatch {
     /// `this` points to a live latch on which the caller holds one
     /// unreleased hand.
     pub(crate) unsafe fn release(this: *const Self) {
+        // `state` is all interior mutability, so this reference asserts
+        // nothing about the memory once it is freed, and it is not used after
+        // the count may have reached zero, except in the sleeping branch,
+        // where the waiter cannot return before we store 0.
         // SAFETY: the caller's unreleased hand keeps the latch alive until
-        // the fetch_sub below; `state` is all interior mutability, so this
-        // reference asserts nothing about the memory once it is freed and is
-        // not used after the count may have reached zero, except in the
-        // sleeping branch, where the waiter cannot return before we store 0.
+        // the fetch_sub below.
         let state: &AtomicUsize = unsafe { &(*this).state };
         // AcqRel: Release publishes this hand's jobs to the waiter; Acquire
         // makes the last hand see earlier hands' releases (and the waiter's

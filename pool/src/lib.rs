@@ -666,10 +666,11 @@ impl Pool {
         };
         let b = BatchCore::new(f, k, kind, hands, cancel);
         if hands > 1 {
-            // SAFETY: `b` counts `hands - 1` tickets plus our hand; we
-            // retract the untaken ones and wait on the latch before `b`
-            // goes out of scope, and nothing between here and there unwinds
+            // We retract the untaken tickets and wait on the latch before
+            // `b` goes out of scope; nothing between here and there unwinds
             // (jobs run under catch_unwind).
+            // SAFETY: `b` counts `hands - 1` tickets plus our hand and
+            // outlives every ticket (above).
             unsafe { self.shared.sleep.submit(BatchRef::new(&b), hands - 1) };
         }
         b.work(usize::MAX);

@@ -49,10 +49,10 @@ pub(crate) fn live_affinity() -> Option<CpuSet> {
     while words <= (crate::parse::MAX_CPU + 1) / 64 {
         let mut buf = std::vec![0u64; words];
         let bytes = words * 8;
+        // A `cpu_set_t` is a plain bitmap of u64-compatible words, so
+        // treating the buffer as one is sound.
         // SAFETY: `buf` is a live, writable allocation of exactly `bytes`
-        // bytes, and the kernel writes at most `bytes` bytes into it; a
-        // `cpu_set_t` is a plain bitmap of u64-compatible words, so treating
-        // the buffer as one is sound.
+        // bytes, and the kernel writes at most `bytes` bytes into it.
         let rc = unsafe {
             libc::sched_getaffinity(0, bytes, buf.as_mut_ptr().cast::<libc::cpu_set_t>())
         };
