@@ -157,3 +157,29 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
         }
     }
 }
+
+/// A float sum of `-0.0`s is `-0.0` at every level, with nulls anywhere: a
+/// leaf that feeds null lanes anything but `-0.0` (the exact additive
+/// identity) turns some lane, and so the sum, into `+0.0`. Random data
+/// rarely leaves a lane at zero, so this is checked on its own.
+#[test]
+fn float_sums_of_negative_zeros_stay_negative_zero_under_nulls() {
+    let kinds: &[Nulls] = if cfg!(miri) {
+        &[Nulls::Random]
+    } else {
+        &[Nulls::Random, Nulls::Sparse, Nulls::AllValid]
+    };
+    for len in lens() {
+        let v64 = vec![-0.0f64; len];
+        let v32 = vec![-0.0f32; len];
+        for &nulls in kinds {
+            let val = validity(nulls, len, len as u64 ^ 0xD1);
+            for k in Kernels::supported() {
+                let (a, b) = (k.sum(&v64, val.as_deref()), k.sum(&v32, val.as_deref()));
+                let ctx = || format!("{} len {len} {nulls:?}", k.level());
+                assert_eq!(a.unwrap().to_bits(), (-0.0f64).to_bits(), "f64 {}", ctx());
+                assert_eq!(b.unwrap().to_bits(), (-0.0f32).to_bits(), "f32 {}", ctx());
+            }
+        }
+    }
+}
