@@ -161,11 +161,13 @@ impl CountedList {
         debug_assert!(node.addr() & !ADDR_MASK == 0);
         let mut head = self.head.load(Ordering::Relaxed);
         loop {
-            let count = head.addr() >> ADDR_BITS;
-            let next = head.map_addr(|a| a & ADDR_MASK);
+            // Offsets, not masks, so that the compiler keeps each step one
+            // instruction (the node's own top bits are zero).
+            let tag = head.addr() & !ADDR_MASK;
+            let next = head.wrapping_byte_sub(tag);
             // SAFETY: the caller gave us the node; its first word is the link.
             unsafe { node.cast::<*mut u8>().write(next) };
-            let new = node.map_addr(|a| a | ((count + 1) << ADDR_BITS));
+            let new = node.wrapping_byte_add(tag + (1 << ADDR_BITS));
             match self
                 .head
                 .compare_exchange_weak(head, new, Ordering::Release, Ordering::Relaxed)
@@ -184,7 +186,8 @@ impl CountedList {
             return (ptr::null_mut(), 0);
         }
         let w = self.head.swap(ptr::null_mut(), Ordering::Acquire);
-        (w.map_addr(|a| a & ADDR_MASK), w.addr() >> ADDR_BITS)
+        let tag = w.addr() & !ADDR_MASK;
+        (w.wrapping_byte_sub(tag), tag >> ADDR_BITS)
     }
 
     /// Whether nothing is waiting (a hint: a push may land right after).
@@ -199,6 +202,7 @@ impl CountedList {
     #[inline]
     pub(crate) fn peek(&self) -> (*mut u8, usize) {
         let w = self.head.load(Ordering::Acquire);
-        (w.map_addr(|a| a & ADDR_MASK), w.addr() >> ADDR_BITS)
+        let tag = w.addr() & !ADDR_MASK;
+        (w.wrapping_byte_sub(tag), tag >> ADDR_BITS)
     }
 }
