@@ -277,24 +277,26 @@ impl HeapCore {
         // SAFETY: owner-only state; slab metadata of our own regions.
         unsafe {
             let l = self.local();
-            let m = &mut *s;
+            // Fields through the raw pointer, no reference to the whole
+            // metadata: other threads read its class while we work here.
+            let m = s;
             let size = class_size(c);
             let p;
-            if !m.free.is_null() {
-                p = m.free;
-                m.free = p.cast::<*mut u8>().read();
+            if !(*m).free.is_null() {
+                p = (*m).free;
+                (*m).free = p.cast::<*mut u8>().read();
                 if zero {
                     p.write_bytes(0, size);
                 }
             } else {
-                p = slab::base_of(s).add(m.bump as usize * size);
-                m.bump += 1;
+                p = slab::base_of(s).add((*m).bump as usize * size);
+                (*m).bump += 1;
                 if zero && !slab::zero_tail(s) {
                     p.write_bytes(0, size);
                 }
             }
-            m.used += 1;
-            if m.free.is_null() && m.bump == m.cap {
+            (*m).used += 1;
+            if (*m).free.is_null() && (*m).bump == (*m).cap {
                 // The local list ran out: take the foreign frees waiting on
                 // this slab now, right before they are reused (no call, so
                 // the fast path stays a leaf).
@@ -322,16 +324,18 @@ impl HeapCore {
     /// # Safety
     /// Owner only; `m` is a live slab of ours.
     #[inline(always)]
-    unsafe fn collect(l: &mut Local, m: &mut SlabMeta, xfree: &CountedList, size: usize) {
+    unsafe fn collect(l: &mut Local, m: *mut SlabMeta, xfree: &CountedList, size: usize) {
         let (head, n) = xfree.take_all();
         if head.is_null() {
             return;
         }
-        if !m.free.is_null() {
-            let mut tail = head;
-            // SAFETY: the chain holds dead blocks of this slab, linked by
-            // their pushers before the release CAS our acquire swap read.
-            unsafe {
+        // SAFETY: `m` is our live slab (its fields through the raw pointer:
+        // other threads read its class meanwhile); the chain holds dead
+        // blocks of this slab, linked by their pushers before the release
+        // CAS our acquire swap read.
+        unsafe {
+            if !(*m).free.is_null() {
+                let mut tail = head;
                 loop {
                     let next = ForeignList::next(tail);
                     if next.is_null() {
@@ -339,11 +343,11 @@ impl HeapCore {
                     }
                     tail = next;
                 }
-                tail.cast::<*mut u8>().write(m.free);
+                tail.cast::<*mut u8>().write((*m).free);
             }
+            (*m).free = head;
+            (*m).used -= n as u16;
         }
-        m.free = head;
-        m.used -= n as u16;
         l.counters.foreign_frees += n as u64;
         l.counters.freed += (n * size) as u64;
     }
@@ -405,7 +409,7 @@ impl HeapCore {
                 l.pending[c] = (*m).next;
                 (*m).next = ptr::null_mut();
                 (*m).in_bin = false;
-                Self::collect(l, &mut *m, &*slab::xfree(m), class_size(c));
+                Self::collect(l, m, &*slab::xfree(m), class_size(c));
                 if !(*m).free.is_null() {
                     slab::push_front(&mut l.bins[c], m);
                     return true;
@@ -780,7 +784,7 @@ impl HeapCore {
                 let l = self.local();
                 let mut m = l.bins[c];
                 while !m.is_null() {
-                    Self::collect(l, &mut *m, &*slab::xfree(m), class_size(c));
+                    Self::collect(l, m, &*slab::xfree(m), class_size(c));
                     m = (*m).next;
                 }
             }

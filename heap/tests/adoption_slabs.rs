@@ -5,7 +5,7 @@
 use keel_heap::{Heap, raw};
 use std::collections::HashSet;
 
-const N: usize = if cfg!(miri) { 300 } else { 3000 };
+const N: usize = if cfg!(miri) { 120 } else { 3000 };
 const SIZE: usize = 48;
 
 #[test]

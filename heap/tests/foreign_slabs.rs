@@ -28,7 +28,7 @@ fn free_elsewhere(b: Blocks) {
 
 /// Blocks of 64 bytes: several slabs' worth, so most slabs leave the bin
 /// full before the frees arrive.
-const N: usize = if cfg!(miri) { 600 } else { 5000 };
+const N: usize = if cfg!(miri) { 200 } else { 5000 };
 const SIZE: usize = 64;
 
 #[test]
