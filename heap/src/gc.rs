@@ -1,7 +1,6 @@
 //! The GC passes, in order:
 //!
-//! 1. flush foreign frees (blocks other threads freed into this heap: every
-//!    slab's foreign list, announced or not, and the medium blocks' list);
+//! 1. flush foreign frees (blocks other threads freed into this heap);
 //! 2. flush slab caches (empty slabs go back to the buddy lists);
 //! 3. return cached blocks to the free lists, coalescing buddies;
 //! 4. reclaim the oversized pool beyond its byte budget;

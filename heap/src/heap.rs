@@ -2,31 +2,22 @@
 //!
 //! A `HeapCore` lives in its own small mapping and is never unmapped. Its
 //! `local` part (bins, buddy lists, regions) is touched only by the thread
-//! that currently owns it, without locks or atomic read-modify-writes (but
-//! the swaps that take foreign frees). Other threads touch only the shared
-//! part: the foreign lists (to free blocks they do not own), the notify map,
-//! the ownership word (to adopt an abandoned heap) and the published counters.
-//!
-//! Foreign frees of small blocks go to the slab's own list (`Region::xfree`);
-//! the push that makes that list non-empty raises the slab's bit in the
-//! owner's notify map. The owner takes a slab's list with one swap when the
-//! slab's local free list runs out on the allocation path (so the blocks are
-//! touched right before reuse), and a notified slab that left the bins (full)
-//! goes to its class's pending list, taken before a new slab is made. Medium
-//! blocks keep the heap-wide foreign list.
+//! that currently owns it, without locks or atomic read-modify-writes. Other
+//! threads touch only the shared part: the foreign list (to free blocks they
+//! do not own), the ownership word (to adopt an abandoned heap) and the
+//! published counters.
 //!
 //! Ownership protocol: the owner does all its local work, then stores
 //! `ABANDONED` with release ordering. An adopter's acquire CAS from
 //! `ABANDONED` to `OWNED` therefore sees the heap's local state as the
-//! previous owner left it. Foreign frees keep landing on the foreign lists
-//! and the notify map whatever the state; the adopter takes them on its
-//! slow paths and GC.
+//! previous owner left it. Foreign frees keep landing on the foreign list
+//! whatever the state; the adopter drains them on its first slow path.
 
 use crate::buddy::{Buddy, F_ZERO};
-use crate::foreign::{CountedList, ForeignList, NOTIFY_WORDS, Notify};
+use crate::foreign::ForeignList;
 use crate::region::{
-    BadPointer, CHUNK_REGION, Loc, Region, SLAB, SLAB_ORDER, SLABS, SlabMeta, chunk_map_fits,
-    locate, mark_chunks,
+    BadPointer, CHUNK_REGION, Loc, Region, SLAB_ORDER, SlabMeta, chunk_map_fits, locate,
+    mark_chunks,
 };
 use crate::size_class::{CLASSES, class_for, class_size};
 use crate::stats::{HeapCounters, LocalCounters, global};
@@ -74,11 +65,6 @@ impl Ownership {
 /// The owner-only part of a heap.
 pub(crate) struct Local {
     pub(crate) bins: [*mut SlabMeta; CLASSES],
-    /// Per class, slabs that left the bin full and were notified of foreign
-    /// frees since (singly linked through `next`).
-    pub(crate) pending: [*mut SlabMeta; CLASSES],
-    /// Regions ever added (the next region's index).
-    pub(crate) region_count: usize,
     pub(crate) buddy: Buddy,
     pub(crate) regions: *mut Region,
     pub(crate) epoch: u32,
@@ -94,10 +80,7 @@ pub(crate) struct Local {
 
 /// One heap.
 pub(crate) struct HeapCore {
-    /// Foreign frees of medium blocks.
     pub(crate) foreign: ForeignList,
-    /// Slabs with foreign frees announced (see the module docs).
-    pub(crate) notify: Notify<NOTIFY_WORDS>,
     pub(crate) ownership: Ownership,
     next: plain::AtomicPtr<HeapCore>,
     counters: HeapCounters,
@@ -141,14 +124,11 @@ pub(crate) fn acquire() -> *const HeapCore {
     unsafe {
         p.write(HeapCore {
             foreign: ForeignList::new(),
-            notify: Notify::new(),
             ownership: Ownership::new_owned(),
             next: plain::AtomicPtr::new(ptr::null_mut()),
             counters: HeapCounters::default(),
             local: UnsafeCell::new(Local {
                 bins: [ptr::null_mut(); CLASSES],
-                pending: [ptr::null_mut(); CLASSES],
-                region_count: 0,
                 buddy: Buddy::new(),
                 regions: ptr::null_mut(),
                 epoch: 0,
@@ -277,146 +257,30 @@ impl HeapCore {
         // SAFETY: owner-only state; slab metadata of our own regions.
         unsafe {
             let l = self.local();
-            // Fields through the raw pointer, no reference to the whole
-            // metadata: other threads read its class while we work here.
-            let m = s;
+            let m = &mut *s;
             let size = class_size(c);
             let p;
-            if !(*m).free.is_null() {
-                p = (*m).free;
-                (*m).free = p.cast::<*mut u8>().read();
+            if !m.free.is_null() {
+                p = m.free;
+                m.free = p.cast::<*mut u8>().read();
                 if zero {
                     p.write_bytes(0, size);
                 }
             } else {
-                p = slab::base_of(s).add((*m).bump as usize * size);
-                (*m).bump += 1;
-                if zero && !slab::zero_tail(s) {
+                p = slab::base_of(s).add(m.bump as usize * size);
+                m.bump += 1;
+                if zero && !m.zero_tail {
                     p.write_bytes(0, size);
                 }
             }
-            (*m).used += 1;
-            if (*m).free.is_null() && (*m).bump == (*m).cap {
-                // The local list ran out: take the foreign frees waiting on
-                // this slab now, right before they are reused (no call, so
-                // the fast path stays a leaf).
-                if (*slab::xfree(s)).is_empty() {
-                    // `s` is the bin's head: the callers took it from there.
-                    slab::pop_front(&mut l.bins[c], s);
-                } else {
-                    // Only the owner takes the list, so it is still non-empty:
-                    // the slab has room again.
-                    Self::collect(l, m, &*slab::xfree(s), size);
-                }
+            m.used += 1;
+            if m.free.is_null() && m.bump == m.cap {
+                // `s` is the bin's head: the callers took it from there.
+                slab::pop_front(&mut l.bins[c], s);
             }
             l.counters.allocated += size as u64;
             l.counters.slab_hits = l.counters.slab_hits.wrapping_add(1);
             p
-        }
-    }
-
-    /// Moves the foreign frees of slab `m` (objects of `size` bytes; its
-    /// foreign list is `xfree`) to its local free list and counts them off
-    /// `used`. The list carries its count, so when the local list is empty
-    /// (always, on the allocation path) the blocks are not touched here; the
-    /// allocations that reuse them read their links one at a time.
-    ///
-    /// # Safety
-    /// Owner only; `m` is a live slab of ours.
-    #[inline(always)]
-    unsafe fn collect(l: &mut Local, m: *mut SlabMeta, xfree: &CountedList, size: usize) {
-        let (head, n) = xfree.take_all();
-        if head.is_null() {
-            return;
-        }
-        // SAFETY: `m` is our live slab (its fields through the raw pointer:
-        // other threads read its class meanwhile); the chain holds dead
-        // blocks of this slab, linked by their pushers before the release
-        // CAS our acquire swap read.
-        unsafe {
-            if !(*m).free.is_null() {
-                let mut tail = head;
-                loop {
-                    let next = ForeignList::next(tail);
-                    if next.is_null() {
-                        break;
-                    }
-                    tail = next;
-                }
-                tail.cast::<*mut u8>().write((*m).free);
-            }
-            (*m).free = head;
-            (*m).used -= n as u16;
-        }
-        l.counters.foreign_frees += n as u64;
-        l.counters.freed += (n * size) as u64;
-    }
-
-    /// Takes the notify map and puts every notified slab that is on no list
-    /// and has foreign frees waiting on its class's pending list (slabs on a
-    /// bin need nothing: their foreign frees are taken when their local list
-    /// runs out). False when nothing was raised.
-    ///
-    /// # Safety
-    /// Owner only.
-    unsafe fn take_notified(&self) -> bool {
-        let mut words = [0u64; NOTIFY_WORDS];
-        if !self.notify.take(&mut words) {
-            return false;
-        }
-        // SAFETY: owner-only state; our regions' slab metadata.
-        unsafe {
-            let l = self.local();
-            let mut r = l.regions;
-            while !r.is_null() {
-                let mut bits = words[(*r).idx % NOTIFY_WORDS];
-                while bits != 0 {
-                    let slot = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if slot >= SLABS {
-                        continue;
-                    }
-                    let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
-                    // Keys alias: the slab's own list says whether it was one
-                    // of the notified ones. A slot with no class has none.
-                    if (*m).class1 != 0 && !(*m).in_bin && !(*r).xfree[slot].is_empty() {
-                        let c = (*m).class1 as usize - 1;
-                        (*m).in_bin = true;
-                        (*m).next = l.pending[c];
-                        l.pending[c] = m;
-                    }
-                }
-                r = (*r).next;
-            }
-        }
-        true
-    }
-
-    /// Moves the first pending slab of class `c` that has room once its
-    /// foreign frees are taken to the bin; false when none has.
-    ///
-    /// # Safety
-    /// Owner only.
-    unsafe fn refill_from_pending(&self, c: usize) -> bool {
-        // SAFETY: owner-only state; pending slabs are live slabs of ours.
-        unsafe {
-            let l = self.local();
-            loop {
-                let m = l.pending[c];
-                if m.is_null() {
-                    return false;
-                }
-                l.pending[c] = (*m).next;
-                (*m).next = ptr::null_mut();
-                (*m).in_bin = false;
-                Self::collect(l, m, &*slab::xfree(m), class_size(c));
-                if !(*m).free.is_null() {
-                    slab::push_front(&mut l.bins[c], m);
-                    return true;
-                }
-                // Its foreign frees were taken while it was on the bin: it is
-                // full again; a later foreign free announces it again.
-            }
         }
     }
 
@@ -425,12 +289,10 @@ impl HeapCore {
     unsafe fn alloc_small_slow(&self, c: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
         unsafe {
-            loop {
-                if self.refill_from_pending(c) {
+            if !self.foreign.is_empty() {
+                self.drain_foreign();
+                if !self.local().bins[c].is_null() {
                     return self.alloc_small(c, zero);
-                }
-                if !self.take_notified() {
-                    break;
                 }
             }
             crate::gc::touch(self);
@@ -529,10 +391,9 @@ impl HeapCore {
         }
         // SAFETY: a fresh zeroed aligned region; owner-only local state.
         unsafe {
-            let l = self.local();
-            Region::init(r, self, l.region_count);
-            l.region_count = l.region_count.wrapping_add(1);
+            Region::init(r, self);
             mark_chunks(r.addr(), REGION, CHUNK_REGION, CHUNK_REGION);
+            let l = self.local();
             l.buddy.add_region(r, l.epoch);
             (*r).next = l.regions;
             l.regions = r;
@@ -571,9 +432,8 @@ impl HeapCore {
         }
     }
 
-    /// Frees `p`, a pointer from any heap. Blocks of another heap go to their
-    /// slab's foreign list (or that heap's, for medium blocks); direct maps
-    /// go to the pool.
+    /// Frees `p`, a pointer from any heap. Blocks of another heap go to that
+    /// heap's foreign list; direct maps go to the pool.
     ///
     /// # Safety
     /// The caller owns this heap; `p` is a live block from keel-heap (or a
@@ -599,43 +459,12 @@ impl HeapCore {
                 // SAFETY: our own block.
                 return unsafe { self.free_local(p) };
             }
-            // SAFETY: a dead block of `owner`'s region.
-            unsafe { Self::free_remote(owner, r, p) };
+            // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
+            unsafe { (*owner).foreign.push(p) };
             return Ok(());
         }
         // SAFETY: forwarded.
         unsafe { Self::free_direct(p) }
-    }
-
-    /// Frees `p`, a block in region `r` of heap `owner`, for a thread that
-    /// does not own `owner`: onto the slab's foreign list, announcing the
-    /// slab when the list was empty, or onto the heap's list for a medium
-    /// block.
-    ///
-    /// # Safety
-    /// `p` is a dead block (at least 16 bytes, 16-aligned) of region `r`,
-    /// whose owner is `owner`.
-    #[inline(always)]
-    unsafe fn free_remote(owner: *const HeapCore, r: *mut Region, p: *mut u8) {
-        // SAFETY: the region header is mapped while `p` is live; a slot's
-        // class and the region's index do not change while it holds a live
-        // block, and we read them before the push hands the block over. After
-        // the push only the heap (never unmapped) is touched.
-        unsafe {
-            // The region's key is read first: were the slab lookup first, the
-            // compiler would hoist it above the owner check, shared with the
-            // local free path, and lengthen that path.
-            let key = (*r).idx;
-            let slot = (p.addr() & (REGION - 1)) / SLAB;
-            let m: *const SlabMeta = &raw const (*r).slabs[slot];
-            if (*m).class1 != 0 {
-                if (*r).xfree[slot].push(p) {
-                    (*owner).notify.raise(key, slot);
-                }
-            } else {
-                (*owner).foreign.push(p);
-            }
-        }
     }
 
     /// Frees a direct map (or reports a pointer that is none of ours): out
@@ -670,14 +499,13 @@ impl HeapCore {
         fallback: *const HeapCore,
     ) -> Option<Result<(), BadPointer>> {
         if kind == CHUNK_REGION {
-            let r = Region::of(p);
             // SAFETY: a region chunk has a live header; `owner` never changes.
-            let owner = unsafe { (*r).owner };
+            let owner = unsafe { (*Region::of(p)).owner };
             if ptr::eq(owner, fallback) {
                 return None;
             }
-            // SAFETY: a dead block of `owner`'s region.
-            unsafe { Self::free_remote(owner, r, p) };
+            // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
+            unsafe { (*owner).foreign.push(p) };
             return Some(Ok(()));
         }
         // SAFETY: forwarded; not a region block.
@@ -769,26 +597,11 @@ impl HeapCore {
         Ok(())
     }
 
-    /// Takes every foreign free: every slab's foreign list is moved to its
-    /// local free list (pending slabs go back to their bins), so empty slabs
-    /// can be flushed, and medium blocks are freed locally.
+    /// Takes every foreign free and frees it locally.
     ///
     /// # Safety
     /// Owner only.
     pub(crate) unsafe fn drain_foreign(&self) {
-        // SAFETY: owner-only state; bin and pending slabs are live slabs of ours.
-        unsafe {
-            while self.take_notified() {}
-            for c in 0..CLASSES {
-                while self.refill_from_pending(c) {}
-                let l = self.local();
-                let mut m = l.bins[c];
-                while !m.is_null() {
-                    Self::collect(l, m, &*slab::xfree(m), class_size(c));
-                    m = (*m).next;
-                }
-            }
-        }
         let mut n = self.foreign.take_all();
         let mut count = 0u64;
         while !n.is_null() {
@@ -802,8 +615,9 @@ impl HeapCore {
             }
             count += 1;
         }
-        // SAFETY: owner-only.
-        unsafe { self.local().counters.foreign_frees += count };
+        if count > 0 {
+            HeapCounters::bump(&self.counters.foreign_frees, count);
+        }
     }
 
     /// Returns every empty slab to the buddy lists (GC pass 2).
@@ -820,7 +634,7 @@ impl HeapCore {
                     let next = (*m).next;
                     if (*m).used == 0 {
                         slab::unlink(&mut l.bins[c], m);
-                        let fresh = slab::zero_tail(m) && (*m).bump == 0;
+                        let fresh = (*m).zero_tail && (*m).bump == 0;
                         (*m).class1 = 0;
                         let base = slab::base_of(m);
                         l.buddy

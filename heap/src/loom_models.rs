@@ -1,12 +1,9 @@
-//! loom models of the lock-free protocols: the foreign list (two threads
-//! push while the owner drains), a slab's foreign list with the notify map
-//! (two threads push into one slab while the owner collects it, and no
-//! pushed block is ever left unannounced), and abandon/adopt (the adopter
-//! sees the previous owner's writes and recovers every foreign free pushed
-//! meanwhile, on the heap's list and on a slab's).
+//! loom models of the two lock-free protocols: the foreign list (two threads
+//! push while the owner drains) and abandon/adopt (the adopter sees the
+//! previous owner's writes and recovers every foreign free pushed meanwhile).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
-use crate::foreign::{CountedList, ForeignList, Notify};
+use crate::foreign::ForeignList;
 use crate::heap::Ownership;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -48,42 +45,6 @@ fn drain(list: &ForeignList, seen: &mut Vec<usize>) {
     }
 }
 
-/// Takes a slab's list as the owner does, checking its count against its
-/// nodes, and returns the ids seen.
-fn collect(list: &CountedList, seen: &mut Vec<usize>) {
-    let (mut n, count) = list.take_all();
-    let mut walked = 0;
-    while !n.is_null() {
-        // SAFETY: nodes in a taken chain are our boxed `Node`s.
-        unsafe {
-            let next = ForeignList::next(n);
-            seen.push((*n.cast::<Node>()).id);
-            drop(Box::from_raw(n.cast::<Node>()));
-            n = next;
-        }
-        walked += 1;
-    }
-    assert_eq!(walked, count, "the list's count matches its nodes");
-}
-
-/// Frees a node as another thread frees a small block: onto the slab's list,
-/// raising the slab's bit (region key 0, slot 1) when the list was empty.
-///
-/// # Safety
-/// `p` is pushed once and not touched again.
-unsafe fn free_remote(slab: &CountedList, notify: &Notify<1>, p: *mut u8) {
-    // SAFETY: forwarded.
-    if unsafe { slab.push(p) } {
-        notify.raise(0, 1);
-    }
-}
-
-/// Whether the notify map has the model slab's bit raised (taking it).
-fn notified(notify: &Notify<1>) -> bool {
-    let mut w = [0u64; 1];
-    notify.take(&mut w) && w[0] == 1 << 1
-}
-
 struct SendPtr(*mut u8);
 // SAFETY: the node is handed to exactly one pusher.
 unsafe impl Send for SendPtr {}
@@ -114,51 +75,9 @@ fn loom_foreign_list_two_pushers_one_draining_owner() {
     });
 }
 
-#[test]
-fn loom_slab_list_two_pushers_owner_collects_nothing_unannounced() {
-    loom::model(|| {
-        let slab = Arc::new(CountedList::new());
-        let notify = Arc::new(Notify::<1>::new());
-        let ns = nodes(3);
-        let mut hs = Vec::new();
-        for chunk in [vec![SendPtr(ns[0]), SendPtr(ns[1])], vec![SendPtr(ns[2])]] {
-            let (s, n) = (slab.clone(), notify.clone());
-            hs.push(thread::spawn(move || {
-                for p in chunk {
-                    // SAFETY: each node is pushed once and not touched again.
-                    unsafe { free_remote(&s, &n, p.0) };
-                }
-            }));
-        }
-        // The owner: the slab's local list runs out while it is on the bin
-        // (collect whatever is there), then the slab is full and off the bin,
-        // so it collects only when notified.
-        let mut seen = Vec::new();
-        collect(&slab, &mut seen);
-        if notified(&notify) {
-            collect(&slab, &mut seen);
-        }
-        for h in hs {
-            h.join().unwrap();
-        }
-        // Every block still waiting was announced after the owner last looked.
-        let raised = notified(&notify);
-        assert!(
-            slab.is_empty() || raised,
-            "a foreign free waits on a slab nobody announced"
-        );
-        collect(&slab, &mut seen);
-        seen.sort();
-        assert_eq!(seen, vec![0, 1, 2], "every push collected exactly once");
-    });
-}
-
 struct HeapModel {
     ownership: Ownership,
     foreign: ForeignList,
-    /// One slab's foreign list and the heap's notify map.
-    slab: CountedList,
-    notify: Notify<1>,
     /// Stands in for the heap's owner-only local state.
     local: UnsafeCell<usize>,
 }
@@ -174,11 +93,9 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
         let h = Arc::new(HeapModel {
             ownership: Ownership::new_owned(),
             foreign: ForeignList::new(),
-            slab: CountedList::new(),
-            notify: Notify::new(),
             local: UnsafeCell::new(0),
         });
-        let ns = nodes(4);
+        let ns = nodes(2);
         // The owner works on its local state, then exits.
         let owner = {
             let h = h.clone();
@@ -189,18 +106,12 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
                 h.ownership.abandon();
             })
         };
-        // Another thread frees a medium block and a small block (of a full
-        // slab) of this heap, whatever its state.
+        // Another thread frees a block of this heap, whatever its state.
         let pusher = {
             let h = h.clone();
-            let (p, q) = (SendPtr(ns[0]), SendPtr(ns[2]));
-            thread::spawn(move || {
-                // SAFETY: each node is pushed once and not touched again.
-                unsafe {
-                    h.foreign.push(p.0);
-                    free_remote(&h.slab, &h.notify, q.0);
-                }
-            })
+            let p = SendPtr(ns[0]);
+            // SAFETY: each node is pushed once and not touched again.
+            thread::spawn(move || unsafe { h.foreign.push(p.0) })
         };
         // A new thread tries to adopt it.
         let adopter = {
@@ -213,32 +124,20 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
                     let v = h.local.with(|v| unsafe { *v });
                     assert_eq!(v, 42, "adopter must see the previous owner's writes");
                     drain(&h.foreign, &mut seen);
-                    if notified(&h.notify) {
-                        collect(&h.slab, &mut seen);
-                    }
                     h.ownership.abandon();
                 }
                 seen
             })
         };
         // SAFETY: pushed once.
-        unsafe {
-            h.foreign.push(ns[1]);
-            free_remote(&h.slab, &h.notify, ns[3]);
-        }
+        unsafe { h.foreign.push(ns[1]) };
         owner.join().unwrap();
         pusher.join().unwrap();
         let mut seen = adopter.join().unwrap();
         // Whoever adopts last gets the rest.
         assert!(h.ownership.try_adopt(), "heap is abandoned at the end");
         drain(&h.foreign, &mut seen);
-        let raised = notified(&h.notify);
-        assert!(
-            h.slab.is_empty() || raised,
-            "a foreign free waits on a slab nobody announced"
-        );
-        collect(&h.slab, &mut seen);
         seen.sort();
-        assert_eq!(seen, vec![0, 1, 2, 3]);
+        assert_eq!(seen, vec![0, 1]);
     });
 }

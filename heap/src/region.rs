@@ -12,7 +12,6 @@
 //! another chunk of a direct map. It answers `owns(ptr)` without touching the
 //! pointer, so foreign pointers are rejected safely.
 
-use crate::foreign::CountedList;
 use crate::heap::HeapCore;
 use crate::size_class::class_size;
 use crate::{PAGE, REGION};
@@ -42,8 +41,7 @@ const MAGIC: usize = 0x6b65_656c_5245_4731; // "keelREG1"
 pub(crate) struct SlabMeta {
     /// Local free objects (a singly linked list through the objects).
     pub(crate) free: *mut u8,
-    /// Bin list links (slabs of one class with room), or the pending list's
-    /// link (`next` only).
+    /// Bin list links (slabs of one class with room).
     pub(crate) next: *mut SlabMeta,
     pub(crate) prev: *mut SlabMeta,
     /// Objects never handed out start at index `bump`.
@@ -52,10 +50,9 @@ pub(crate) struct SlabMeta {
     pub(crate) cap: u16,
     /// Class + 1; 0 when the slot is not a slab.
     pub(crate) class1: u8,
-    /// On a list of the heap: its class's bin, or its class's pending list
-    /// (full when it left the bin, foreign frees announced since). Either
-    /// way a local free must not link it into the bin.
     pub(crate) in_bin: bool,
+    /// Objects at index >= `bump` read as zero.
+    pub(crate) zero_tail: bool,
 }
 
 /// The header at the start of every region.
@@ -66,26 +63,11 @@ pub(crate) struct Region {
     /// changed (adoption moves whole heaps between threads, not regions).
     pub(crate) owner: *const HeapCore,
     pub(crate) next: *mut Region,
-    /// The region's index in its heap (its key in the heap's notify map).
-    pub(crate) idx: usize,
-    /// Bit `slot`: the slab's objects at index >= `bump` read as zero (kept
-    /// out of `SlabMeta`, which stays 32 bytes; owner only).
-    pub(crate) zero_tails: u64,
     pub(crate) pagemap: [u8; PAGES],
-    /// Per slab slot, objects freed by other threads, waiting for the owner
-    /// to take them (when the slab's local list runs out, or in GC); they
-    /// count as `used` until taken. Kept apart from `slabs`, so that those
-    /// threads' pushes do not take the cache line of the metadata the owner
-    /// updates on every allocation.
-    pub(crate) xfree: [CountedList; SLABS],
     pub(crate) slabs: [SlabMeta; SLABS],
 }
 
-// loom's atomics are larger; the heap itself never runs under loom.
-#[cfg(not(keel_loom))]
 static_assertions::const_assert!(core::mem::size_of::<Region>() <= PAGE);
-// Two slabs' metadata per cache line, none across two.
-static_assertions::const_assert!(core::mem::size_of::<SlabMeta>() == 32);
 static_assertions::const_assert!(REGION.is_power_of_two() && REGION >= 4 * SLAB);
 
 impl Region {
@@ -99,14 +81,13 @@ impl Region {
     ///
     /// # Safety
     /// `r` is a new `REGION`-aligned zeroed mapping of `REGION` bytes.
-    pub(crate) unsafe fn init(r: *mut Region, owner: *const HeapCore, idx: usize) {
+    pub(crate) unsafe fn init(r: *mut Region, owner: *const HeapCore) {
         // SAFETY: the mapping is ours and zeroed; zero is a valid SlabMeta
-        // (null pointers, an empty foreign list, zero counts) and page map.
+        // (null pointers, zero counts) and page map.
         unsafe {
             (*r).magic = MAGIC;
             (*r).owner = owner;
             (*r).next = core::ptr::null_mut();
-            (*r).idx = idx;
             (*r).pagemap[0] = PM_USED;
         }
     }

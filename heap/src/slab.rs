@@ -5,11 +5,8 @@
 //! whose size is a multiple of `align` is aligned to `align`. Objects are
 //! handed out from the slab's free list first, then by bumping an index into
 //! never-used space (which stays zero on a fresh slab, so zeroed allocations
-//! skip the memset there). A slab with room is on its class's bin list (or,
-//! after it left the bin full and other threads freed objects into its
-//! foreign list, on its class's pending list until the class needs a slab).
+//! skip the memset there). A slab with room is on its class's bin list.
 
-use crate::foreign::CountedList;
 use crate::region::{Region, SLAB, SlabMeta};
 use crate::size_class::class_size;
 use core::ptr;
@@ -33,7 +30,6 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
     // SAFETY: the region header is ours; the slot's metadata is unused.
     unsafe {
         let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
-        (*r).zero_tails = ((*r).zero_tails & !(1 << slot)) | (u64::from(zero) << slot);
         m.write(SlabMeta {
             free: ptr::null_mut(),
             next: ptr::null_mut(),
@@ -43,6 +39,7 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
             cap: (SLAB / class_size(c)) as u16,
             class1: c as u8 + 1,
             in_bin: false,
+            zero_tail: zero,
         });
         m
     }
@@ -110,50 +107,25 @@ pub(crate) unsafe fn unlink(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
     }
 }
 
-/// The foreign list of the slab described by `m`.
-#[inline(always)]
-pub(crate) fn xfree(m: *mut SlabMeta) -> *const CountedList {
-    let r = Region::of(m.cast());
-    let first = core::mem::offset_of!(Region, slabs);
-    let slot = (m.addr() - r.addr() - first) / core::mem::size_of::<SlabMeta>();
-    // SAFETY-free: a field address inside the region header.
-    let x = core::mem::offset_of!(Region, xfree) + slot * core::mem::size_of::<CountedList>();
-    r.cast::<u8>().wrapping_add(x).cast()
-}
-
-/// Whether the objects of slab `m` at index >= `bump` read as zero.
-///
-/// # Safety
-/// `m` is a live slab of the caller's heap.
-#[inline]
-pub(crate) unsafe fn zero_tail(m: *mut SlabMeta) -> bool {
-    let r = Region::of(m.cast());
-    let slot = (base_of(m).addr() & (crate::REGION - 1)) / SLAB;
-    // SAFETY: the caller's region header.
-    unsafe { (*r).zero_tails >> slot & 1 != 0 }
-}
-
-/// Whether `p` (an object address of slab `m`) is on the slab's free list,
-/// waits on its foreign list, or was never handed out: the debug double-free check. O(objects).
+/// Whether `p` (an object address of slab `m`) is on the slab's free list or
+/// was never handed out: the debug double-free check. O(objects).
 ///
 /// # Safety
 /// `m` is a live slab of the caller's heap.
 pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
-    // SAFETY: walking our own slab's free list, and its foreign list from a
-    // head we read: nodes behind it stay unchanged until we take them.
+    // SAFETY: walking our own slab's free list.
     unsafe {
         let size = class_size((*m).class1 as usize - 1);
         let idx = (p.addr() - base_of(m).addr()) / size;
         if idx >= (*m).bump as usize {
             return true;
         }
-        for mut f in [(*m).free, (*xfree(m)).peek().0] {
-            while !f.is_null() {
-                if f.cast_const() == p {
-                    return true;
-                }
-                f = f.cast::<*mut u8>().read();
+        let mut f = (*m).free;
+        while !f.is_null() {
+            if f.cast_const() == p {
+                return true;
             }
+            f = f.cast::<*mut u8>().read();
         }
         false
     }

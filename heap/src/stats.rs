@@ -58,7 +58,6 @@ pub(crate) struct LocalCounters {
     pub(crate) allocated: u64,
     pub(crate) freed: u64,
     pub(crate) slab_hits: u64,
-    pub(crate) foreign_frees: u64,
 }
 
 impl HeapCounters {
@@ -67,7 +66,6 @@ impl HeapCounters {
         self.allocated.store(l.allocated, Ordering::Relaxed);
         self.freed.store(l.freed, Ordering::Relaxed);
         self.slab_hits.store(l.slab_hits, Ordering::Relaxed);
-        self.foreign_frees.store(l.foreign_frees, Ordering::Relaxed);
         let live = l.allocated.saturating_sub(l.freed);
         if live > self.peak.load(Ordering::Relaxed) {
             self.peak.store(live, Ordering::Relaxed);

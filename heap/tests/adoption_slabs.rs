@@ -1,5 +1,6 @@
-//! Adoption of an abandoned heap whose slabs hold foreign frees, alone in
-//! its process so that no other test adopts the heap first.
+//! Adoption of an abandoned heap with many foreign frees of slab objects
+//! waiting, alone in its process so that no other test adopts the heap
+//! first.
 #![cfg(not(keel_loom))]
 
 use keel_heap::{Heap, raw};
@@ -9,7 +10,7 @@ const N: usize = if cfg!(miri) { 120 } else { 3000 };
 const SIZE: usize = 48;
 
 #[test]
-fn adopter_reuses_blocks_freed_into_the_abandoned_heaps_slabs() {
+fn adopter_reuses_blocks_freed_into_the_abandoned_heap() {
     // Give this thread its own heap first, so the frees below go through it.
     // SAFETY: allocated and freed once.
     unsafe { raw::free(raw::alloc(1, 1)) };
@@ -19,8 +20,7 @@ fn adopter_reuses_blocks_freed_into_the_abandoned_heaps_slabs() {
     assert!(ptrs.iter().all(|p| !p.is_null()));
     let old: HashSet<usize> = ptrs.iter().map(|p| p.addr()).collect();
     drop(h);
-    // Free into the abandoned heap: onto its slabs' foreign lists, announced
-    // in its notify map (most of its slabs are full and off the bins).
+    // Free into the abandoned heap (most of its slabs are full).
     for p in ptrs {
         // SAFETY: live blocks, freed once.
         unsafe { raw::free(p) };

@@ -1,7 +1,6 @@
-//! Per-slab foreign frees: blocks freed by another thread wait on their
-//! slab's own list and are reused by the owner (taken when a slab's local
-//! list runs out, or from the pending list once a full slab is announced),
-//! without mapping new slabs, and the checker follows them throughout.
+//! Foreign frees of slab objects: blocks freed by another thread come back
+//! to the owner's allocations (the blocks themselves, not fresh slabs), GC
+//! takes every one of them, and the checker passes while they wait.
 #![cfg(not(keel_loom))]
 
 use keel_heap::Heap;
@@ -26,13 +25,13 @@ fn free_elsewhere(b: Blocks) {
     .unwrap();
 }
 
-/// Blocks of 64 bytes: several slabs' worth, so most slabs leave the bin
-/// full before the frees arrive.
+/// Blocks of 64 bytes: several slabs' worth, so most slabs are full when
+/// the frees arrive.
 const N: usize = if cfg!(miri) { 200 } else { 5000 };
 const SIZE: usize = 64;
 
 #[test]
-fn blocks_freed_by_another_thread_are_reused_from_their_slabs() {
+fn blocks_freed_by_another_thread_are_reused_by_the_owner() {
     let owner = Heap::new().unwrap();
     let first: Vec<*mut u8> = (0..N)
         .map(|i| {
@@ -47,9 +46,7 @@ fn blocks_freed_by_another_thread_are_reused_from_their_slabs() {
     let old: HashSet<usize> = first.iter().map(|p| p.addr()).collect();
     // Another thread, with its own heap, frees every block.
     free_elsewhere(Blocks(first));
-    owner
-        .is_valid()
-        .expect("valid with foreign frees waiting on slabs");
+    owner.is_valid().expect("valid with foreign frees waiting");
     // The owner allocates the same number again: the blocks come back from
     // the freed ones, except those of the never-used tail of the slab still
     // on the bin (bumped first) which the freed ones then make up for.
@@ -82,7 +79,7 @@ fn blocks_freed_by_another_thread_are_reused_from_their_slabs() {
 }
 
 #[test]
-fn gc_takes_every_slab_foreign_list_and_returns_empty_slabs() {
+fn gc_takes_every_foreign_free_of_slab_objects() {
     let owner = Heap::new().unwrap();
     let ptrs: Vec<*mut u8> = (0..N)
         .map(|_| {
