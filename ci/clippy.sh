@@ -4,3 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --manifest-path bench/Cargo.toml --all-targets -- -D warnings
+cargo clippy -p keel-heap --features dynamic-tls --all-targets -- -D warnings

@@ -45,11 +45,17 @@ const DESTROYED: u8 = 3;
 /// [`KeelAlloc`](crate::KeelAlloc)) takes the 8 bytes from glibc's reserve
 /// for such libraries (`glibc.rtld.optional_static_tls`, 512 bytes by
 /// default); `dlopen` fails only if that reserve is used up. Elsewhere
-/// (other targets, Miri) a plain `thread_local!` serves.
+/// (other targets, Miri), or with the `dynamic-tls` feature, a plain
+/// `thread_local!` serves.
 mod cur {
     use crate::heap::HeapCore;
 
-    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    #[cfg(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        not(miri),
+        not(feature = "dynamic-tls")
+    ))]
     mod imp {
         use crate::heap::HeapCore;
 
@@ -98,7 +104,12 @@ mod cur {
         }
     }
 
-    #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+    #[cfg(not(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        not(miri),
+        not(feature = "dynamic-tls")
+    )))]
     mod imp {
         use crate::heap::HeapCore;
         use core::cell::Cell;
