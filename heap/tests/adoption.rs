@@ -2,6 +2,7 @@
 //! adopts the heap first.
 #![cfg(not(keel_loom))]
 
+mod common;
 use keel_heap::{Heap, raw};
 
 #[test]
@@ -18,15 +19,7 @@ fn abandoned_heap_is_adopted_with_its_pending_frees() {
     // Free into the abandoned heap: it lands on its foreign list.
     // SAFETY: live block, freed once.
     unsafe { raw::free(p) };
-    let mut held = Vec::new();
-    let mine = loop {
-        let n = Heap::new().unwrap();
-        if n.id() == id {
-            break n;
-        }
-        held.push(n);
-        assert!(held.len() < 64, "abandoned heap never adopted");
-    };
+    let (mine, _held) = common::adopt(id);
     let before = mine.stats().foreign_frees;
     mine.gc();
     assert_eq!(

@@ -3,6 +3,7 @@
 //! first.
 #![cfg(not(keel_loom))]
 
+mod common;
 use keel_heap::{Heap, raw};
 use std::collections::HashSet;
 
@@ -25,15 +26,7 @@ fn adopter_reuses_blocks_freed_into_the_abandoned_heap() {
         // SAFETY: live blocks, freed once.
         unsafe { raw::free(p) };
     }
-    let mut held = Vec::new();
-    let mine = loop {
-        let n = Heap::new().unwrap();
-        if n.id() == id {
-            break n;
-        }
-        held.push(n);
-        assert!(held.len() < 64, "abandoned heap never adopted");
-    };
+    let (mine, _held) = common::adopt(id);
     mine.is_valid()
         .expect("adopted heap valid with frees waiting");
     // The adopter gets the freed blocks back (but for the never-used tail

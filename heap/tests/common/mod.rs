@@ -61,3 +61,18 @@ pub fn rss() -> Option<u64> {
 pub const fn scale(n: usize) -> usize {
     if cfg!(miri) { n.div_ceil(50) } else { n }
 }
+
+/// Creates heaps until one adopts the abandoned heap `id` and returns it,
+/// with the other heaps made on the way (kept alive: dropped, they would be
+/// abandoned and could be adopted in place of `id`).
+pub fn adopt(id: usize) -> (keel_heap::Heap, Vec<keel_heap::Heap>) {
+    let mut held = Vec::new();
+    loop {
+        let n = keel_heap::Heap::new().unwrap();
+        if n.id() == id {
+            return (n, held);
+        }
+        held.push(n);
+        assert!(held.len() < 64, "abandoned heap never adopted");
+    }
+}
