@@ -26,7 +26,8 @@ pub enum Level {
     Scalar = 1,
     /// x86-64 AVX2 (with BMI1/BMI2, POPCNT, FMA, LZCNT).
     Avx2 = 2,
-    /// x86-64 AVX-512 F, BW, DQ, VL and VPOPCNTDQ (with BMI2, POPCNT, LZCNT).
+    /// x86-64 AVX-512 F, BW, CD, DQ, VL and VPOPCNTDQ, with everything
+    /// [`Level::Avx2`] needs (its helpers run at this level too).
     Avx512 = 3,
     /// aarch64 Advanced SIMD.
     Neon = 4,
@@ -175,9 +176,13 @@ fn detect() -> Level {
     use std::is_x86_feature_detected as has;
     if has!("avx512f")
         && has!("avx512bw")
+        && has!("avx512cd")
         && has!("avx512dq")
         && has!("avx512vl")
         && has!("avx512vpopcntdq")
+        && has!("avx2")
+        && has!("bmi1")
+        && has!("fma")
         && has!("bmi2")
         && has!("popcnt")
         && has!("lzcnt")
@@ -203,9 +208,13 @@ fn detect() -> Level {
     if cfg!(all(
         target_feature = "avx512f",
         target_feature = "avx512bw",
+        target_feature = "avx512cd",
         target_feature = "avx512dq",
         target_feature = "avx512vl",
         target_feature = "avx512vpopcntdq",
+        target_feature = "avx2",
+        target_feature = "bmi1",
+        target_feature = "fma",
         target_feature = "bmi2",
         target_feature = "popcnt",
         target_feature = "lzcnt"

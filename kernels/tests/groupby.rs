@@ -54,7 +54,9 @@ fn every_level_counts_like_the_scalar_twin_at_every_length_and_offset() {
     // debug-build hashbrown probe costs a microsecond.
     let cases = (0..=MAX_LEN)
         .flat_map(|len| [0, 1, 7, MAX_OFF].map(|off| (off, len)))
-        .chain((0..=MAX_OFF).flat_map(|off| [1, 255, 256, 257, MAX_LEN].map(|len| (off, len))));
+        .chain((0..=MAX_OFF).flat_map(|off| [1, 255, 256, 257, MAX_LEN].map(|len| (off, len))))
+        // Miri's shorter sweep stops before some of these lengths and offsets.
+        .filter(|&(off, len)| off <= MAX_OFF && len <= MAX_LEN);
     let cases: Vec<(usize, usize)> = cases.collect();
     for k in Kernels::supported().filter(|k| k.level() != Level::Scalar) {
         for &(off, len) in &cases {

@@ -28,7 +28,9 @@ macro_rules! int_sum {
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
         /// `v.len()` bits.
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
         pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
             let n = v.len();
             // SAFETY: each masked load enables only lanes of rows < n, so it
@@ -81,7 +83,9 @@ macro_rules! float_sum {
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
         /// `v.len()` bits.
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
         pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
             const L: usize = $lanes;
             let n = v.len();
@@ -157,7 +161,9 @@ macro_rules! min_max {
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
         /// `v.len()` bits.
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
         pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
             const L: usize = $lanes;
             let n = v.len();

@@ -12,7 +12,9 @@ macro_rules! binop {
         ///
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL); `dst.len() == src.len()`.
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
         pub(crate) unsafe fn $name(dst: &mut [u64], src: &[u64]) {
             scalar::$name(dst, src)
         }
@@ -26,7 +28,9 @@ binop!(andnot);
 ///
 /// # Safety
 /// The CPU supports AVX-512 F and VPOPCNTDQ.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
     let n = words.len();
     // SAFETY: each masked load enables only words < n; addresses use
@@ -50,7 +54,9 @@ pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
 ///
 /// # Safety
 /// The CPU supports AVX-512 (and BMI2); arguments as the scalar twin's.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
     scalar::select(words, rows, out)
 }

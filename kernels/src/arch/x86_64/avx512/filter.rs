@@ -20,7 +20,9 @@ macro_rules! filter_leaf {
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL);
         /// `out.len() == v.len().div_ceil(64)`.
-        #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
         pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
             v: &[$t],
             c1: $t,

@@ -9,7 +9,7 @@ use crate::gather::raw::{Dst, Idx, Src};
 use core::arch::x86_64::*;
 
 leaf!(
-    "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
     /// 4-byte rows by 32-bit indices, 16 per `vpgatherdd`.
     w4_u32, u32, u32, 16,
     |s, p| _mm512_i32gather_epi32::<4>(_mm512_loadu_si512(p.cast()), s.cast::<i32>()),
@@ -17,7 +17,7 @@ leaf!(
 );
 
 leaf!(
-    "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
     /// 8-byte rows by 32-bit indices, 8 per `vpgatherdq`.
     w8_u32, u64, u32, 8,
     |s, p| _mm512_i32gather_epi64::<8>(_mm256_loadu_si256(p.cast()), s.cast::<i64>()),
@@ -25,7 +25,7 @@ leaf!(
 );
 
 leaf!(
-    "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
     /// 4-byte rows by 64-bit indices, 8 per `vpgatherqd`.
     w4_u64, u32, u64, 8,
     |s, p| _mm512_i64gather_epi32::<4>(_mm512_loadu_si512(p.cast()), s.cast::<i32>()),
@@ -33,7 +33,7 @@ leaf!(
 );
 
 leaf!(
-    "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt", "AVX-512",
     /// 8-byte rows by 64-bit indices, 8 per `vpgatherqq`.
     w8_u64, u64, u64, 8,
     |s, p| _mm512_i64gather_epi64::<8>(_mm512_loadu_si512(p.cast()), s.cast::<i64>()),
@@ -44,7 +44,7 @@ leaf!(
 ///
 /// # Safety
 ///
-/// The CPU supports AVX-512 (F, BW, DQ, VL, VPOPCNTDQ); `idx.len() >=
+/// The CPU supports AVX-512 (F, BW, CD, DQ, VL, VPOPCNTDQ); `idx.len() >=
 /// out.len()`, the first `out.len()` indices are below `src.len()`; `src` and
 /// `out` have the same width.
 pub(crate) unsafe fn block(src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>) {

@@ -43,7 +43,9 @@ impl Mixer {
 /// # Safety
 ///
 /// The CPU supports AVX-512 (`Level::Avx512`); `keys.len() == out.len()`.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
     let n = keys.len().min(out.len());
     let mx = Mixer::new();
@@ -66,7 +68,9 @@ pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
 /// # Safety
 ///
 /// The CPU supports AVX-512 (`Level::Avx512`); `keys.len() == acc.len()`.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn combine_u64_column(keys: &[u64], acc: &mut [u64]) {
     let n = keys.len().min(acc.len());
     let mx = Mixer::new();

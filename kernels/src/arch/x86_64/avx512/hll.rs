@@ -1,6 +1,6 @@
 //! AVX-512 HyperLogLog leaves. Hashing, register index and rank are
 //! computed eight keys per vector into a packed `(index << 8) | rank` block
-//! (the rank by smearing the top bit and `vpopcntq`); the register updates then run as a scalar loop
+//! (the rank with `vplzcntq`); the register updates then run as a scalar loop
 //! over the block: a byte scatter-max would need conflict detection and
 //! scatters, which are slower than scalar stores on current cores.
 
@@ -17,35 +17,16 @@ const BLOCK: usize = 256;
 fn pack(h: __m512i, p: u32) -> __m256i {
     // SAFETY: only ever inlined into leaves compiled with AVX-512 enabled.
     unsafe {
-        let idx = _mm512_srl_epi64(h, _mm_cvtsi32_si128(64 - p as i32));
+        // Per-lane shifts by a splatted count (`vpsrlvq`, one uop) rather
+        // than a count in an xmm register (`vpsrlq`, two on some cores).
+        let idx = _mm512_srlv_epi64(h, _mm512_set1_epi64(64 - p as i64));
         let w = _mm512_or_si512(
-            _mm512_sll_epi64(h, _mm_cvtsi32_si128(p as i32)),
+            _mm512_sllv_epi64(h, _mm512_set1_epi64(p as i64)),
             _mm512_set1_epi64(1i64 << (p - 1)),
         );
-        // Smear the top set bit down so the lane holds 64 - lz ones, then
-        // count them (VPOPCNTDQ): integer-only, so it also builds for
-        // soft-float targets. 0xFE is the three-input OR.
-        let w = _mm512_ternarylogic_epi64::<0xFE>(
-            w,
-            _mm512_srli_epi64::<1>(w),
-            _mm512_srli_epi64::<2>(w),
-        );
-        let w = _mm512_ternarylogic_epi64::<0xFE>(
-            w,
-            _mm512_srli_epi64::<3>(w),
-            _mm512_srli_epi64::<6>(w),
-        );
-        let w = _mm512_ternarylogic_epi64::<0xFE>(
-            w,
-            _mm512_srli_epi64::<9>(w),
-            _mm512_srli_epi64::<18>(w),
-        );
-        let w = _mm512_ternarylogic_epi64::<0xFE>(
-            w,
-            _mm512_srli_epi64::<27>(w),
-            _mm512_srli_epi64::<54>(w),
-        );
-        let rank = _mm512_sub_epi64(_mm512_set1_epi64(65), _mm512_popcnt_epi64(w));
+        // The guard bit keeps `w` nonzero, so the rank is its leading zero
+        // count plus one (`vplzcntq`, AVX-512 CD).
+        let rank = _mm512_add_epi64(_mm512_lzcnt_epi64(w), _mm512_set1_epi64(1));
         _mm512_cvtepi64_epi32(_mm512_or_si512(_mm512_slli_epi64::<8>(idx), rank))
     }
 }
@@ -55,7 +36,9 @@ fn pack(h: __m512i, p: u32) -> __m256i {
 /// # Safety
 ///
 /// The CPU supports AVX-512; `4 <= p <= 18`; `regs.len() == 1 << p`.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
     let mx = Mixer::new();
     let s = _mm512_set1_epi64(seed as i64);
@@ -81,7 +64,9 @@ pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
 /// # Safety
 ///
 /// As [`add_u64`].
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
     let mut packed = [0u32; BLOCK];
     let mut chunks = hashes.chunks_exact(BLOCK);
@@ -103,7 +88,9 @@ pub(crate) unsafe fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
 /// # Safety
 ///
 /// The CPU supports AVX-512; `dst.len() == src.len()`.
-#[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt")]
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
 pub(crate) unsafe fn merge(dst: &mut [u8], src: &[u8]) {
     let n = dst.len().min(src.len());
     let mut i = 0;

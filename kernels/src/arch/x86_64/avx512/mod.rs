@@ -1,5 +1,5 @@
 //! AVX-512 leaves. Every `#[target_feature]` here enables
-//! `avx512f,avx512bw,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt`, the set
+//! `avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt`, the set
 //! [`crate::cpu::Level::Avx512`] detects.
 
 pub(crate) mod agg;
