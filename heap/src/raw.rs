@@ -59,16 +59,30 @@ mod cur {
     mod imp {
         use crate::heap::HeapCore;
 
+        // The slot's symbol, with the crate's major and minor version in it:
+        // two semver-incompatible keel-heap versions linked into one binary
+        // each get their own slot instead of a duplicate-symbol error.
+        macro_rules! slot {
+            () => {
+                concat!(
+                    "keel_heap_raw_cur_v",
+                    env!("CARGO_PKG_VERSION_MAJOR"),
+                    "_",
+                    env!("CARGO_PKG_VERSION_MINOR")
+                )
+            };
+        }
+
         // One pointer in the thread's static TLS block, zero (null) in every
         // new thread. Hidden: only this crate refers to it.
         core::arch::global_asm!(
             ".pushsection .tbss,\"awT\",@nobits",
             ".p2align 3",
-            ".globl keel_heap_raw_cur",
-            ".hidden keel_heap_raw_cur",
-            ".type keel_heap_raw_cur, @object",
-            ".size keel_heap_raw_cur, 8",
-            "keel_heap_raw_cur:",
+            concat!(".globl ", slot!()),
+            concat!(".hidden ", slot!()),
+            concat!(".type ", slot!(), ", @object"),
+            concat!(".size ", slot!(), ", 8"),
+            concat!(slot!(), ":"),
             ".zero 8",
             ".popsection",
         );
@@ -80,7 +94,7 @@ mod cur {
             // GOT holds its offset from the thread pointer in %fs).
             unsafe {
                 core::arch::asm!(
-                    "mov {v}, qword ptr [rip + keel_heap_raw_cur@GOTTPOFF]",
+                    concat!("mov {v}, qword ptr [rip + ", slot!(), "@GOTTPOFF]"),
                     "mov {v}, qword ptr fs:[{v}]",
                     v = out(reg) v,
                     options(nostack, preserves_flags, readonly),
@@ -94,7 +108,7 @@ mod cur {
             // SAFETY: writes this thread's own 8-byte slot.
             unsafe {
                 core::arch::asm!(
-                    "mov {t}, qword ptr [rip + keel_heap_raw_cur@GOTTPOFF]",
+                    concat!("mov {t}, qword ptr [rip + ", slot!(), "@GOTTPOFF]"),
                     "mov qword ptr fs:[{t}], {p}",
                     t = out(reg) _,
                     p = in(reg) p,
