@@ -9,10 +9,9 @@
 use crate::gather::raw::{Dst, Idx, Src};
 use core::arch::x86_64::*;
 
-/// One gather leaf: whole vectors, then the scalar twin for the tail.
-/// Shared with the AVX-512 leaves, which differ only in feature set, vector
-/// width and intrinsics. No prefetch: the hardware gathers are only used for
-/// columns that sit in L2 (`HW_GATHER_MAX_BYTES`).
+/// One gather leaf: whole vectors, then the scalar twin for the tail. No
+/// prefetch: the hardware gathers are only used for columns that sit in L2
+/// (`HW_GATHER_MAX_BYTES`). The AVX-512 level runs these leaves too.
 macro_rules! leaf {
     ($feat:literal, $level:literal, $(#[$doc:meta])* $name:ident, $raw:ty, $ix:ty, $lanes:expr, |$s:ident, $p:ident| $gather:expr, |$o:ident, $v:ident| $store:expr) => {
         $(#[$doc])*
@@ -48,7 +47,6 @@ macro_rules! leaf {
         }
     };
 }
-pub(crate) use leaf;
 
 leaf!(
     "avx2,bmi1,bmi2,popcnt,fma", "AVX2",

@@ -5,7 +5,6 @@
 pub(crate) mod agg;
 pub(crate) mod bitmap;
 pub(crate) mod filter;
-pub(crate) mod gather;
 pub(crate) mod hash;
 #[cfg(feature = "alloc")]
 pub(crate) mod hll;
