@@ -7,7 +7,9 @@
 //! error.
 
 use arbitrary::Arbitrary;
+use core::sync::atomic::{AtomicBool, Ordering};
 use keel_kernels::filter::{CmpOp, Predicate};
+use keel_kernels::span::{CHECK_ROWS, Outcome, SpanKey, SpanScan};
 use keel_kernels::zone::{Class, ZoneMap};
 use keel_kernels::{Element, Kernels};
 
@@ -225,5 +227,97 @@ pub fn zone(z: &ZoneInput) {
         3 => zone_typed::<u32>(z),
         4 => zone_typed::<f64>(z),
         _ => zone_typed::<f32>(z),
+    }
+}
+
+/// Span-scan input: an integer key column, a budget and whether another
+/// worker has already set the abort flag.
+#[derive(Arbitrary, Debug)]
+pub struct SpanInput {
+    /// `col.ty % 4` indexes i64, u64, i32, u32.
+    pub col: Column,
+    /// The budget is `budget >> (shift % 64)`, so small budgets are common.
+    pub budget: u64,
+    /// See `budget`.
+    pub shift: u8,
+    /// The abort flag starts set.
+    pub preset_abort: bool,
+}
+
+fn span_typed<T: Decode + SpanKey + Into<i128>>(inp: &SpanInput) {
+    let all = values::<T>(&inp.col);
+    let v = &all[(inp.col.offset as usize).min(all.len())..];
+    let val = inp.col.validity.as_deref();
+    let budget = inp.budget >> (inp.shift % 64);
+    let run = |k: Kernels| {
+        let flag = AtomicBool::new(inp.preset_abort);
+        let mut s = SpanScan::<T>::with_kernels(k, budget);
+        let r = s.scan(v, val, &flag);
+        (r, s.min_max(), flag.load(Ordering::Relaxed))
+    };
+    let want = run(Kernels::scalar());
+    for k in Kernels::supported() {
+        let got = run(k);
+        assert_eq!(
+            format!("{want:?}"),
+            format!("{got:?}"),
+            "{} span scan",
+            k.level()
+        );
+    }
+    // The scalar scan against a row-by-row oracle.
+    let Ok(outcome) = want.0 else { return };
+    if inp.preset_abort {
+        let expect = if v.is_empty() {
+            Outcome::Within
+        } else {
+            Outcome::Aborted { rows: 0 }
+        };
+        assert_eq!(outcome, expect);
+        return;
+    }
+    let valid = |i: usize| val.is_none_or(|w| w[i / 64] >> (i % 64) & 1 == 1);
+    let mut mm: Option<(i128, i128)> = None;
+    let mut first_over = None;
+    for (i, &x) in v.iter().enumerate() {
+        if !valid(i) {
+            continue;
+        }
+        let x: i128 = x.into();
+        let (lo, hi) = mm.map_or((x, x), |(a, b)| (a.min(x), b.max(x)));
+        mm = Some((lo, hi));
+        if hi - lo > i128::from(budget) {
+            first_over = Some(i);
+            break;
+        }
+    }
+    match first_over {
+        // Stops at the end of the block holding the first row over budget,
+        // never before it and never a block later.
+        Some(r) => {
+            let rows = ((r / CHECK_ROWS + 1) * CHECK_ROWS).min(v.len());
+            assert_eq!(
+                outcome,
+                Outcome::Exceeded { rows },
+                "first over budget: row {r}"
+            );
+            assert!(want.2, "the flag is set on exceeding");
+        }
+        None => {
+            assert_eq!(outcome, Outcome::Within);
+            let got = want.1.map(|(a, b)| (a.into(), b.into()));
+            assert_eq!(got, mm, "min and max of a scan within budget");
+        }
+    }
+}
+
+/// Span scans at every level equal the scalar scan, which stops exactly at
+/// the end of the block where the span first exceeds the budget.
+pub fn span(inp: &SpanInput) {
+    match inp.col.ty % 4 {
+        0 => span_typed::<i64>(inp),
+        1 => span_typed::<u64>(inp),
+        2 => span_typed::<i32>(inp),
+        _ => span_typed::<u32>(inp),
     }
 }
