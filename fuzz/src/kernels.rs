@@ -242,12 +242,44 @@ pub struct SpanInput {
     pub shift: u8,
     /// The abort flag starts set.
     pub preset_abort: bool,
+    /// Each row (and its validity bit) is repeated `1 + repeat % 16` times
+    /// in place, so the row where the span first exceeds the budget can
+    /// land in any of several blocks of `CHECK_ROWS` rows although fuzz
+    /// inputs stay small.
+    pub repeat: u8,
+}
+
+/// Each row of `v` repeated `times` times in place, with its validity bit
+/// likewise (a bitmap too short for `v` is passed on unchanged: every level
+/// must refuse it).
+fn stretch<T: Copy>(v: &[T], val: Option<&[u64]>, times: usize) -> (Vec<T>, Option<Vec<u64>>) {
+    let n = v.len();
+    let rows: Vec<T> = v
+        .iter()
+        .flat_map(|&x| core::iter::repeat_n(x, times))
+        .collect();
+    let val = val.map(|w| {
+        if w.len() * 64 < n {
+            return w.to_vec();
+        }
+        let mut out = vec![0u64; (n * times).div_ceil(64)];
+        for i in 0..n * times {
+            let j = i / times;
+            out[i / 64] |= (w[j / 64] >> (j % 64) & 1) << (i % 64);
+        }
+        out
+    });
+    (rows, val)
 }
 
 fn span_typed<T: Decode + SpanKey + Into<i128>>(inp: &SpanInput) {
     let all = values::<T>(&inp.col);
-    let v = &all[(inp.col.offset as usize).min(all.len())..];
-    let val = inp.col.validity.as_deref();
+    let (rows, bits) = stretch(
+        &all[(inp.col.offset as usize).min(all.len())..],
+        inp.col.validity.as_deref(),
+        1 + usize::from(inp.repeat % 16),
+    );
+    let (v, val) = (&rows[..], bits.as_deref());
     let budget = inp.budget >> (inp.shift % 64);
     let run = |k: Kernels| {
         let flag = AtomicBool::new(inp.preset_abort);

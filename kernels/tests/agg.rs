@@ -183,3 +183,23 @@ fn float_sums_of_negative_zeros_stay_negative_zero_under_nulls() {
         }
     }
 }
+
+/// CI's Miri run enables the AVX2 and AVX-512 target features so that
+/// Miri's static detection runs the SIMD leaves; if detection ever required
+/// a feature that build does not enable, every test would quietly fall back
+/// to fewer levels. This fails instead.
+#[cfg(all(miri, target_arch = "x86_64", target_feature = "avx2"))]
+#[test]
+fn miri_builds_with_simd_features_run_those_levels() {
+    use keel_kernels::cpu::{Level, detected};
+    let want = if cfg!(target_feature = "avx512f") {
+        Level::Avx512
+    } else {
+        Level::Avx2
+    };
+    assert_eq!(
+        detected(),
+        want,
+        "a feature detection needs is missing from the build's features"
+    );
+}

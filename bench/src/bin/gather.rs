@@ -400,10 +400,9 @@ fn frame(a: &Args, rows_out: &mut Vec<Vec<String>>) {
 }
 
 /// For ascending indices, the bytes of every source line from the first
-/// index's to the last's, plus indices and output: what the memory system
-/// moves if its prefetchers fetch the untouched lines between touched ones
-/// too. The true traffic lies between this and [`moved_bytes`]; this VM
-/// exposes no counters to read it.
+/// index's to the last's, plus indices and output: a model of the traffic
+/// if the prefetchers fetch every untouched line between touched ones too
+/// (not a measured bound: this VM exposes no counters to read it).
 fn span_bytes(ix: &[u32]) -> Option<usize> {
     let (first, last) = (*ix.first()?, *ix.last()?);
     let ascending = ix.windows(2).all(|w| w[0] <= w[1]);
@@ -427,7 +426,7 @@ fn main() {
     one_column(&a, &mut rows);
     frame(&a, &mut rows);
     println!(
-        "GB/s of output, medians over rounds; \"moved\" columns: GB/s of bytes moved (source lines touched, indices and output for the gather; read and write for the copy); \"span/stream\": the same with every source line between the first and last sorted index counted, the bound above the true traffic:"
+        "GB/s of output, medians over rounds; \"moved\" columns: GB/s of bytes moved (source lines touched, indices and output for the gather; read and write for the copy); \"span/stream\": the same with every source line between the first and last sorted index counted (a model of the traffic if the prefetchers fetch them all):"
     );
     print_table(
         &[

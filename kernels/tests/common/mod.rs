@@ -4,9 +4,9 @@
 
 use keel_kernels::{Element, Kernels};
 
-/// Lengths 0..=MAX_LEN at offsets 0..=MAX_OFF. Miri runs only the scalar
-/// level, to find undefined behaviour, and takes a few lengths around the
-/// word boundaries ([`lens`]) at offsets 0 and 1.
+/// Lengths 0..=MAX_LEN at offsets 0..=MAX_OFF. Miri, looking for undefined
+/// behaviour, takes a few lengths around the word boundaries ([`lens`]) at
+/// offsets 0 and 1 (at every level its build's target features give).
 pub const MAX_LEN: usize = 300;
 pub const MAX_OFF: usize = if cfg!(miri) { 1 } else { 63 };
 
@@ -106,8 +106,7 @@ pub enum Pattern {
     /// Small values.
     Small,
 }
-/// Every pattern natively; under Miri (scalar level, looking for UB) the
-/// edge values only.
+/// Every pattern natively; under Miri (looking for UB) the edge values only.
 pub const PATTERNS: &[Pattern] = if cfg!(miri) {
     &[Pattern::Edges]
 } else {
