@@ -317,46 +317,6 @@ fn free_after_the_owner_thread_exited() {
 }
 
 #[test]
-fn gc_with_pending_foreign_frees() {
-    let h = Heap::new().unwrap();
-    let ps: Vec<SendPtr> = (0..10)
-        .map(|_| SendPtr(h.alloc(MEDIUM_MAX / 2, 8)))
-        .collect();
-    std::thread::spawn(move || {
-        let o = Heap::new().unwrap();
-        for p in ps {
-            // SAFETY: freed once, through another heap.
-            unsafe { o.free(p.0) };
-        }
-    })
-    .join()
-    .unwrap();
-    let s0 = h.stats();
-    h.gc();
-    let s1 = h.stats();
-    assert_eq!(s1.foreign_frees - s0.foreign_frees, 10);
-    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
-    h.is_valid().unwrap();
-}
-
-#[test]
-fn gc_without_pending_foreign_frees() {
-    let h = Heap::new().unwrap();
-    // An adopted heap may come with frees from its previous life: drain them.
-    h.gc();
-    let p = h.alloc(5000, 8);
-    let s0 = h.stats();
-    h.gc();
-    let s1 = h.stats();
-    assert_eq!(s1.foreign_frees, s0.foreign_frees);
-    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
-    // SAFETY: live, freed once.
-    unsafe { h.free(p) };
-    h.gc();
-    h.is_valid().unwrap();
-}
-
-#[test]
 fn double_free_is_detected_and_reports_the_pointer() {
     let h = Heap::new().unwrap();
     for s in [24usize, 5000, MEDIUM_MAX / 2, BIG] {

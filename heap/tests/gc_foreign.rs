@@ -1,0 +1,59 @@
+//! GC and foreign frees, counted exactly.
+//!
+//! `Heap::new` adopts an abandoned heap when there is one, and blocks of an
+//! abandoned heap may still be freed from other threads; so among the other
+//! edge-case tests, which abandon heaps all the time, a heap's foreign-free
+//! count can grow from frees this test never made. These checks count
+//! exactly, so they run in their own process, one after the other.
+
+use keel_heap::{Heap, MEDIUM_MAX};
+
+struct SendPtr(*mut u8);
+// SAFETY: the pointer is handed over to exactly one thread.
+unsafe impl Send for SendPtr {}
+
+#[test]
+fn gc_drains_exactly_the_pending_foreign_frees() {
+    with_pending_foreign_frees();
+    without_pending_foreign_frees();
+}
+
+fn with_pending_foreign_frees() {
+    let h = Heap::new().unwrap();
+    // An adopted heap may come with frees from its previous life: drain them.
+    h.gc();
+    let ps: Vec<SendPtr> = (0..10)
+        .map(|_| SendPtr(h.alloc(MEDIUM_MAX / 2, 8)))
+        .collect();
+    std::thread::spawn(move || {
+        let o = Heap::new().unwrap();
+        for p in ps {
+            // SAFETY: freed once, through another heap.
+            unsafe { o.free(p.0) };
+        }
+    })
+    .join()
+    .unwrap();
+    let s0 = h.stats();
+    h.gc();
+    let s1 = h.stats();
+    assert_eq!(s1.foreign_frees - s0.foreign_frees, 10);
+    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
+    h.is_valid().unwrap();
+}
+
+fn without_pending_foreign_frees() {
+    let h = Heap::new().unwrap();
+    // An adopted heap may come with frees from its previous life: drain them.
+    h.gc();
+    let p = h.alloc(5000, 8);
+    let s0 = h.stats();
+    h.gc();
+    let s1 = h.stats();
+    assert_eq!(s1.foreign_frees, s0.foreign_frees);
+    assert_eq!(s1.gc_passes - s0.gc_passes, 1);
+    // SAFETY: live, freed once.
+    unsafe { h.free(p) };
+    h.gc();
+    h.is_valid().unwrap();
+}
