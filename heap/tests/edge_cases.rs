@@ -272,28 +272,6 @@ struct SendPtr(*mut u8);
 unsafe impl Send for SendPtr {}
 
 #[test]
-fn free_from_another_thread() {
-    let h = Heap::new().unwrap();
-    let ps: Vec<SendPtr> = (0..64)
-        .map(|i| SendPtr(h.alloc(16 + i * 1000, 8)))
-        .collect();
-    let before = h.stats();
-    std::thread::spawn(move || {
-        for p in ps {
-            // SAFETY: live blocks of another heap, freed once.
-            unsafe { raw::free(p.0) };
-        }
-    })
-    .join()
-    .unwrap();
-    h.gc();
-    let after = h.stats();
-    assert_eq!(after.foreign_frees - before.foreign_frees, 64);
-    assert!(after.in_use < before.in_use);
-    h.is_valid().unwrap();
-}
-
-#[test]
 fn free_after_the_owner_thread_exited() {
     let ps: Vec<SendPtr> = std::thread::spawn(|| {
         (0..100)

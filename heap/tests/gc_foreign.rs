@@ -1,4 +1,4 @@
-//! GC and foreign frees, counted exactly.
+//! Frees from other threads and the GC that drains them, counted exactly.
 //!
 //! `Heap::new` adopts an abandoned heap when there is one, and blocks of an
 //! abandoned heap may still be freed from other threads; so among the other
@@ -6,7 +6,7 @@
 //! count can grow from frees this test never made. These checks count
 //! exactly, so they run in their own process, one after the other.
 
-use keel_heap::{Heap, MEDIUM_MAX};
+use keel_heap::{Heap, MEDIUM_MAX, raw};
 
 struct SendPtr(*mut u8);
 // SAFETY: the pointer is handed over to exactly one thread.
@@ -14,6 +14,7 @@ unsafe impl Send for SendPtr {}
 
 #[test]
 fn gc_drains_exactly_the_pending_foreign_frees() {
+    free_from_another_thread();
     with_pending_foreign_frees();
     without_pending_foreign_frees();
 }
@@ -55,5 +56,28 @@ fn without_pending_foreign_frees() {
     // SAFETY: live, freed once.
     unsafe { h.free(p) };
     h.gc();
+    h.is_valid().unwrap();
+}
+
+fn free_from_another_thread() {
+    let h = Heap::new().unwrap();
+    // An adopted heap may come with frees from its previous life: drain them.
+    h.gc();
+    let ps: Vec<SendPtr> = (0..64)
+        .map(|i| SendPtr(h.alloc(16 + i * 1000, 8)))
+        .collect();
+    let before = h.stats();
+    std::thread::spawn(move || {
+        for p in ps {
+            // SAFETY: live blocks of another heap, freed once.
+            unsafe { raw::free(p.0) };
+        }
+    })
+    .join()
+    .unwrap();
+    h.gc();
+    let after = h.stats();
+    assert_eq!(after.foreign_frees - before.foreign_frees, 64);
+    assert!(after.in_use < before.in_use);
     h.is_valid().unwrap();
 }
