@@ -3,7 +3,7 @@
 #![cfg(not(keel_loom))]
 
 mod common;
-use common::{check, fill};
+use common::{SendPtr, check, fill};
 use keel_heap::{BadPointer, Heap, MEDIUM_MAX, PAGE, SMALL_MAX, raw};
 
 /// A direct-map size (smaller under Miri, where every byte is emulated).
@@ -266,10 +266,6 @@ fn zeroed_allocation_really_zeroed_after_release_and_reuse() {
     }
     h.is_valid().unwrap();
 }
-
-struct SendPtr(*mut u8);
-// SAFETY: the pointer is handed over to exactly one thread.
-unsafe impl Send for SendPtr {}
 
 #[test]
 fn free_after_the_owner_thread_exited() {

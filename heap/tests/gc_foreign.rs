@@ -6,11 +6,9 @@
 //! count can grow from frees this test never made. These checks count
 //! exactly, so they run in their own process, one after the other.
 
+mod common;
+use common::SendPtr;
 use keel_heap::{Heap, MEDIUM_MAX, raw};
-
-struct SendPtr(*mut u8);
-// SAFETY: the pointer is handed over to exactly one thread.
-unsafe impl Send for SendPtr {}
 
 #[test]
 fn gc_drains_exactly_the_pending_foreign_frees() {

@@ -1,6 +1,11 @@
 //! Helpers shared by the test files.
 #![allow(dead_code)]
 
+/// A block pointer handed to another thread to free.
+pub struct SendPtr(pub *mut u8);
+// SAFETY: the pointer is handed over to exactly one thread.
+unsafe impl Send for SendPtr {}
+
 /// A seeded xorshift generator (tests must be reproducible).
 pub struct Rng(pub u64);
 

@@ -10,6 +10,34 @@
 
 pub(crate) mod scalar;
 
+/// An order key back to its element, for the min/max leaves of AVX2 and
+/// NEON, which compare order-preserving integer keys (each key map is its
+/// own inverse on bits). Defined before the SIMD modules so they see it.
+#[cfg(any(
+    all(target_arch = "x86_64", target_feature = "sse2"),
+    target_arch = "aarch64"
+))]
+macro_rules! unkey {
+    (i64, $k:expr) => {
+        $k
+    };
+    (u64, $k:expr) => {
+        ($k as u64) ^ (1 << 63)
+    };
+    (f64, $k:expr) => {
+        f64::from_bits(($k ^ (((($k) >> 63) as u64) >> 1) as i64) as u64)
+    };
+    (i32, $k:expr) => {
+        $k
+    };
+    (u32, $k:expr) => {
+        ($k as u32) ^ (1 << 31)
+    };
+    (f32, $k:expr) => {
+        f32::from_bits(($k ^ (((($k) >> 31) as u32) >> 1) as i32) as u32)
+    };
+}
+
 // Soft-float x86-64 targets (`x86_64-unknown-none`, kernels) have no SSE,
 // and LLVM cannot lower vector code there: they get the scalar level only.
 // Dispatch arms for x86-64 leaves use this same cfg.

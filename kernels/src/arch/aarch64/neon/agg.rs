@@ -303,28 +303,6 @@ unsafe fn key_f32(p: *const f32) -> int32x4_t {
     }
 }
 
-/// Key back to the element (each key map is its own inverse on bits).
-macro_rules! unkey {
-    (i64, $k:expr) => {
-        $k
-    };
-    (u64, $k:expr) => {
-        ($k as u64) ^ (1 << 63)
-    };
-    (f64, $k:expr) => {
-        f64::from_bits(($k ^ (((($k) >> 63) as u64) >> 1) as i64) as u64)
-    };
-    (i32, $k:expr) => {
-        $k
-    };
-    (u32, $k:expr) => {
-        ($k as u32) ^ (1 << 31)
-    };
-    (f32, $k:expr) => {
-        f32::from_bits(($k ^ (((($k) >> 31) as u32) >> 1) as i32) as u32)
-    };
-}
-
 macro_rules! min_max {
     ($name:ident, $t:tt, $k:ty, $lanes:expr, $key:ident, $mask:ident, $re:ident, $bsl:ident,
      $min:ident, $max:ident, $dup:ident, $st:ident) => {
