@@ -1,6 +1,7 @@
 //! AVX-512 filters: 64 rows per output word; each vector's comparison is a
 //! mask register, so 8 (or 4) of them are the output word. The partial last
-//! block masks its loads and compares to the rows that exist.
+//! block masks its loads and compares to the rows that exist; full blocks
+//! use constant all-ones masks, which compile to plain loads and compares.
 
 use core::arch::x86_64::*;
 
@@ -56,6 +57,32 @@ fn rows_mask(n: usize, blk: usize) -> u64 {
     if rows >= 64 { !0 } else { (1u64 << rows) - 1 }
 }
 
+/// The output word of one 64-row block at `base`: each vector `j` loaded
+/// and compared under the mask `$mask`, its compare mask placed at bit
+/// `L * j`.
+macro_rules! filter_word {
+    ($op:ident, $lanes:expr, $mt:ty, |$j:ident| $mask:expr, $base:ident, $loadz:ident,
+     $cmp:ident, $a:ident, $b:ident, [$eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr,
+     $ge:expr]) => {{
+        let mut w = 0u64;
+        for $j in 0..64 / $lanes {
+            let m: $mt = $mask;
+            let x = $loadz(m, $base.wrapping_add($lanes * $j).cast());
+            let r: $mt = match $op {
+                0 => $cmp::<{ $eq }>(m, x, $a),
+                1 => $cmp::<{ $ne }>(m, x, $a),
+                2 => $cmp::<{ $lt }>(m, x, $a),
+                3 => $cmp::<{ $le }>(m, x, $a),
+                4 => $cmp::<{ $gt }>(m, x, $a),
+                5 => $cmp::<{ $ge }>(m, x, $a),
+                _ => $cmp::<{ $le }>($cmp::<{ $ge }>(m, x, $a), x, $b),
+            };
+            w |= (r as u64) << ($lanes * $j);
+        }
+        w
+    }};
+}
+
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $lanes:expr, $mt:ty, $set1:ident, $loadz:ident, $cmp:ident,
      [$eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr, $ge:expr]) => {
@@ -85,21 +112,35 @@ macro_rules! filter_leaf {
                 for blk in 0..n.div_ceil(64) {
                     let lim = rows_mask(n, blk);
                     let base = v.as_ptr().wrapping_add(blk * 64);
-                    let mut w = 0u64;
-                    for j in 0..64 / L {
-                        let m = (lim >> (L * j)) as $mt;
-                        let x = $loadz(m, base.wrapping_add(L * j).cast());
-                        let r: $mt = match OP {
-                            0 => $cmp::<{ $eq }>(m, x, a),
-                            1 => $cmp::<{ $ne }>(m, x, a),
-                            2 => $cmp::<{ $lt }>(m, x, a),
-                            3 => $cmp::<{ $le }>(m, x, a),
-                            4 => $cmp::<{ $gt }>(m, x, a),
-                            5 => $cmp::<{ $ge }>(m, x, a),
-                            _ => $cmp::<{ $le }>($cmp::<{ $ge }>(m, x, a), x, b),
-                        };
-                        w |= (r as u64) << (L * j);
-                    }
+                    let w = if lim == !0 {
+                        // Constant masks: plain loads and compares, no mask
+                        // register to fill per vector.
+                        filter_word!(
+                            OP,
+                            L,
+                            $mt,
+                            |j| !0,
+                            base,
+                            $loadz,
+                            $cmp,
+                            a,
+                            b,
+                            [$eq, $ne, $lt, $le, $gt, $ge]
+                        )
+                    } else {
+                        filter_word!(
+                            OP,
+                            L,
+                            $mt,
+                            |j| (lim >> (L * j)) as $mt,
+                            base,
+                            $loadz,
+                            $cmp,
+                            a,
+                            b,
+                            [$eq, $ne, $lt, $le, $gt, $ge]
+                        )
+                    };
                     let o = out.get_unchecked_mut(blk);
                     *o = if AND { *o & w } else { w };
                 }
