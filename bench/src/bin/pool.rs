@@ -7,6 +7,11 @@
 //!     batches, and CPU per batch when batches come every 1 ms.
 //!
 //! `cargo run --release --manifest-path bench/Cargo.toml --bin pool [-- --quick]`
+//!
+//! With `--widths 1,2,4,8,16` it measures scaling instead: for each width a
+//! keel pool and a rayon pool of that many hands, interleaved, on a
+//! bandwidth-bound morsel scan, a compute-bound morsel loop, and the round
+//! trip of one batch of `width` empty jobs.
 
 use keel_bench::{Contender, black_box, interleave, print_table, usage};
 use keel_pool::Pool;
@@ -33,27 +38,185 @@ fn threads_cpu_us(prefix: &str) -> f64 {
         return f64::NAN;
     };
     let mut ns = 0u64;
+    let mut read = false;
     for e in dir.flatten() {
         let p = e.path();
         let name = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
         if name.starts_with(prefix) {
             let s = std::fs::read_to_string(p.join("schedstat")).unwrap_or_default();
-            ns += s
+            if let Some(v) = s
                 .split_whitespace()
                 .next()
-                .and_then(|x| x.parse().ok())
-                .unwrap_or(0);
+                .and_then(|x| x.parse::<u64>().ok())
+            {
+                ns += v;
+                read = true;
+            }
         }
     }
-    ns as f64 / 1e3
+    // A kernel without schedstats has no such file: say so, not 0.
+    if read { ns as f64 / 1e3 } else { f64::NAN }
 }
 
 fn ratio(a: f64, b: f64) -> String {
     format!("{:.1}", a / b)
 }
 
+/// Parses `--widths 1,2,4` from the command line.
+fn widths_arg() -> Option<Vec<usize>> {
+    let args: Vec<String> = std::env::args().collect();
+    let i = args.iter().position(|a| a == "--widths")?;
+    let list = args.get(i + 1).expect("--widths 1,2,4,8,16");
+    Some(
+        list.split(',')
+            .map(|w| w.parse().expect("--widths takes counts such as 1,2,4"))
+            .collect(),
+    )
+}
+
+/// A few rounds of a 64-bit mixer: work that touches no memory, so only
+/// the scheduling and the hands limit its scaling.
+fn mix(mut x: u64) -> u64 {
+    for _ in 0..8 {
+        x ^= x >> 31;
+        x = x.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    x
+}
+
+/// Scaling at each width in `widths`: keel and rayon pools of `w` hands,
+/// interleaved round by round, medians over `rounds`.
+fn scaling(widths: &[usize], quick: bool) {
+    let rounds = if quick { 3 } else { 9 };
+    let n = if quick { 1 << 24 } else { 64 << 20 };
+    let morsel = 64 * 1024;
+    let data: Vec<i64> = (0..n as i64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
+        .collect();
+    let expect: i64 = data.iter().copied().fold(0i64, i64::wrapping_add);
+    let cn: usize = if quick { 1 << 22 } else { 1 << 25 };
+    let cexpect = (0..cn as u64).map(mix).fold(0u64, u64::wrapping_add);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "scaling: scan = sum of {} Mi i64 ({} MiB) in {morsel}-row morsels; compute = 8 mixer rounds on each of {} Mi u64 in {morsel}-item morsels; round trip = one batch of `width` empty jobs; medians of {rounds} interleaved rounds; loadavg {}",
+        n >> 20,
+        (n * 8) >> 20,
+        cn >> 20,
+        load.trim()
+    );
+    let mut rows = Vec::new();
+    let mut base = [0.0f64; 4];
+    for &w in widths {
+        let keel = Pool::builder().width(w).build().expect("keel pool");
+        let rp = rayon::ThreadPoolBuilder::new()
+            .num_threads(w)
+            .build()
+            .expect("rayon pool");
+        let ms = |f: &dyn Fn()| keel_bench::time_secs(f) * 1e3;
+        let keel_scan = || {
+            let sum = AtomicU64::new(0);
+            keel.for_each_morsel(data.len(), morsel, |r| {
+                let s = data[r].iter().copied().fold(0i64, i64::wrapping_add);
+                sum.fetch_add(s as u64, Ordering::Relaxed);
+            });
+            assert_eq!(sum.into_inner() as i64, expect);
+        };
+        let rayon_scan = || {
+            let s: i64 = rp.install(|| {
+                data.par_chunks(morsel)
+                    .map(|c| c.iter().copied().fold(0i64, i64::wrapping_add))
+                    .reduce(|| 0, i64::wrapping_add)
+            });
+            assert_eq!(s, expect);
+        };
+        let keel_compute = || {
+            let sum = AtomicU64::new(0);
+            keel.for_each_morsel(cn, morsel, |r| {
+                let s = r.map(|i| mix(i as u64)).fold(0u64, u64::wrapping_add);
+                sum.fetch_add(s, Ordering::Relaxed);
+            });
+            assert_eq!(sum.into_inner(), cexpect);
+        };
+        let rayon_compute = || {
+            let s: u64 = rp.install(|| {
+                (0..cn.div_ceil(morsel))
+                    .into_par_iter()
+                    .map(|m| {
+                        (m * morsel..((m + 1) * morsel).min(cn))
+                            .map(|i| mix(i as u64))
+                            .fold(0u64, u64::wrapping_add)
+                    })
+                    .reduce(|| 0, u64::wrapping_add)
+            });
+            assert_eq!(s, cexpect);
+        };
+        let iters = if quick { 1_000 } else { 10_000 };
+        let mut cs = vec![
+            Contender::new("keel scan", || ms(&keel_scan)),
+            Contender::new("rayon scan", || ms(&rayon_scan)),
+            Contender::new("keel compute", || ms(&keel_compute)),
+            Contender::new("rayon compute", || ms(&rayon_compute)),
+            Contender::new("keel round trip", || {
+                keel_bench::ns_per_iter(iters, || {
+                    keel.run(w, |i| {
+                        black_box(i);
+                    })
+                })
+            }),
+            Contender::new("rayon round trip", || {
+                keel_bench::ns_per_iter(iters, || {
+                    rp.install(|| {
+                        (0..w).into_par_iter().for_each(|i| {
+                            black_box(i);
+                        })
+                    })
+                })
+            }),
+        ];
+        let m = interleave(rounds, &mut cs);
+        if base[0] == 0.0 {
+            base = [m[0], m[1], m[2], m[3]];
+        }
+        rows.push(vec![
+            w.to_string(),
+            format!("{:.2}", m[0]),
+            format!("{:.2}", m[1]),
+            format!("{:.2}", m[1] / m[0]),
+            format!("{:.1} / {:.1}", base[0] / m[0], base[1] / m[1]),
+            format!("{:.2}", m[2]),
+            format!("{:.2}", m[3]),
+            format!("{:.2}", m[3] / m[2]),
+            format!("{:.1} / {:.1}", base[2] / m[2], base[3] / m[3]),
+            format!("{:.0}", m[4]),
+            format!("{:.0}", m[5]),
+            format!("{:.2}", m[5] / m[4]),
+        ]);
+    }
+    print_table(
+        &[
+            "width",
+            "keel scan ms",
+            "rayon scan ms",
+            "rayon/keel",
+            "scan speedup keel / rayon",
+            "keel compute ms",
+            "rayon compute ms",
+            "rayon/keel",
+            "compute speedup keel / rayon",
+            "keel round trip ns",
+            "rayon round trip ns",
+            "rayon/keel",
+        ],
+        &rows,
+    );
+}
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    if let Some(widths) = widths_arg() {
+        scaling(&widths, quick);
+        return;
+    }
     let rounds = if quick { 3 } else { 11 };
     let w = width();
     let keel = Pool::builder().width(w).build().expect("keel pool");
@@ -63,6 +226,11 @@ fn main() {
         .unwrap();
     let rp1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
+        .build()
+        .unwrap();
+    // (b) compares 2 hands with 2 threads whatever the width.
+    let rp2 = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
         .build()
         .unwrap();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -202,7 +370,7 @@ fn main() {
         Contender::new("rayon 1", || ms(&|| rayon_scan(&rp1))),
         Contender::new("std 1", || ms(&|| std_scan(1))),
         Contender::new("keel 2", || ms(&|| keel_scan(2))),
-        Contender::new("rayon 2", || ms(&|| rayon_scan(&rp))),
+        Contender::new("rayon 2", || ms(&|| rayon_scan(&rp2))),
         Contender::new("std 2", || ms(&|| std_scan(2))),
     ];
     let m = interleave(rounds, &mut cs);
@@ -404,7 +572,11 @@ fn main() {
             ],
             vec![
                 "of which keel's worker threads (schedstat)".into(),
-                format!("{own:.0}"),
+                if own.is_nan() {
+                    "n/a (no schedstat)".into()
+                } else {
+                    format!("{own:.0}")
+                },
                 "-".into(),
                 "-".into(),
                 "-".into(),
