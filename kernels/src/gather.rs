@@ -3,7 +3,9 @@
 //!
 //! A single-column gather validates indices a block of 512 at a time (the
 //! block's indices stay in L1 between the check and the copy), so checking
-//! costs one extra pass over a few KiB, not over the whole index vector. On
+//! costs one extra pass over a few KiB, not over the whole index vector; the
+//! next block's indices are prefetched before a block is copied, so that
+//! pass does not wait on memory. On
 //! an out-of-range index it returns [`GatherError::OutOfRange`] naming the
 //! position, the index and the column length; rows before the offending
 //! block have then been written, the rest of `out` is untouched. A frame
@@ -241,6 +243,24 @@ pub(crate) mod raw {
                 Idx::U64(s) => (s[start], s[end - 1]),
             };
             b >= a && b - a < (end - start) as u64 * super::DENSE_ROWS_PER_INDEX
+        }
+
+        /// Hints that the indices in `start..end` (clamped to the slice)
+        /// will be read soon, one prefetch per 64-byte line.
+        pub fn prefetch(&self, start: usize, end: usize) {
+            let (p, bytes) = match self {
+                Idx::U32(s) => {
+                    let r = &s[start.min(s.len())..end.min(s.len())];
+                    (r.as_ptr().cast::<u8>(), r.len() * 4)
+                }
+                Idx::U64(s) => {
+                    let r = &s[start.min(s.len())..end.min(s.len())];
+                    (r.as_ptr().cast::<u8>(), r.len() * 8)
+                }
+            };
+            for off in (0..bytes).step_by(64) {
+                crate::arch::scalar::gather::prefetch(p.wrapping_add(off));
+            }
         }
 
         /// Indices from `start` on.
@@ -769,6 +789,8 @@ fn run_checked(
             });
         }
         let dense = idx.looks_dense(start, end);
+        // The next block's indices, so that its check finds them in cache.
+        idx.prefetch(end, end.saturating_add(step));
         for (s, d) in srcs.iter().zip(dsts.iter_mut()) {
             // SAFETY: every index in start..end was just checked to be below
             // `len`, the common length of all sources.
