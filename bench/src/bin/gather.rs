@@ -6,7 +6,13 @@
 //! in the same run) is measured alongside, and both are also given as bytes
 //! moved per second: a gather of sorted indices must read every cache line
 //! its indices land on (over a 1 GiB column, nearly all of them), so its GB/s
-//! of output cannot approach the copy's, while its bytes moved can.
+//! of output cannot approach the copy's, while its bytes moved can. For
+//! sorted indices a third yardstick is measured too: a sequential pass over
+//! the very bytes the gather covers (the source span from the first index
+//! to the last, the indices and the output), the time the gather would take
+//! at streaming bandwidth. A last case gathers a column by as many sorted
+//! indices as it has rows (as a sort's or a join's output does), where the
+//! gather touches nearly every line once, as the copy does.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin gather
@@ -172,19 +178,49 @@ fn moved_bytes(ix: &[u32]) -> usize {
     lines * 64 + ix.len() * (4 + 8)
 }
 
+/// The sequential twin of a gather by ascending `ix`: the source rows from
+/// the first index to the last read as one stream (every line a prefetcher
+/// would pull), and the indices read and the output written in order,
+/// interleaved in chunks of 1,024 indices as the gather interleaves them.
+/// Same bytes, no dependent loads: the time a sorted gather would take if
+/// it ran at streaming bandwidth.
+fn span_stream(src: &[i64], ix: &[u32], out: &mut [i64]) {
+    let mut from = match ix.first() {
+        Some(&f) => f as usize,
+        None => return,
+    };
+    for (o, c) in out.chunks_mut(1024).zip(ix.chunks(1024)) {
+        let to = *c.last().expect("chunks are not empty") as usize;
+        let s = src[from..=to].iter().fold(0i64, |a, &x| a.wrapping_add(x));
+        for (o, &i) in o.iter_mut().zip(c) {
+            *o = i64::from(i) ^ s;
+        }
+        from = to + 1;
+    }
+}
+
 fn gbs(bytes: usize, secs: f64) -> f64 {
     bytes as f64 / secs / 1e9
 }
 
-fn one_column(a: &Args, rows_out: &mut Vec<Vec<String>>) {
-    let rows = 1usize << a.rows_log2;
-    let n = 1usize << a.idx_log2;
+/// One column of `2^rows_log2` rows gathered by `2^idx_log2` indices, for
+/// each pattern in `sorted` (false: random, true: sorted).
+fn one_column(
+    a: &Args,
+    rows_log2: u32,
+    idx_log2: u32,
+    sorted_cases: &[bool],
+    rows_out: &mut Vec<Vec<String>>,
+) {
+    let rows = 1usize << rows_log2;
+    let n = 1usize << idx_log2;
+    let dense = rows == n;
     let col = column::<Int64Type>(rows, |i| (i as i64).wrapping_mul(0x9E37));
     let col_ref: ArrayRef = Arc::new(col.clone());
     let src: &[i64] = col.values();
     let mut out = vec![0i64; n];
     let bytes = n * 8;
-    for sorted in [false, true] {
+    for &sorted in sorted_cases {
         let idx = indices(n, rows, sorted, 7);
         let ix: &[u32] = idx.values();
         // Bytes moved per byte of output: the gather's, and the copy's
@@ -237,6 +273,17 @@ fn one_column(a: &Args, rows_out: &mut Vec<Vec<String>>) {
                     gbs(bytes, t0.elapsed().as_secs_f64())
                 }),
             ];
+            if sorted {
+                c.push(Contender::new("span stream", || {
+                    let t0 = Instant::now();
+                    split(n, t, |_, r| {
+                        // SAFETY: disjoint ranges.
+                        let o = unsafe { shared.part(r.clone()) };
+                        span_stream(src, &ix[r], o);
+                    });
+                    gbs(bytes, t0.elapsed().as_secs_f64())
+                }));
+            }
             let m = interleave(a.rounds, &mut c);
             // Output check against the naive loop, outside the timing.
             gather(src, ix, &mut out).unwrap();
@@ -245,7 +292,12 @@ fn one_column(a: &Args, rows_out: &mut Vec<Vec<String>>) {
             assert!(out == check, "keel gather differs from the naive loop");
             rows_out.push(vec![
                 format!("1 col i64, {} MiB", (rows * 8) >> 20),
-                if sorted { "sorted" } else { "random" }.into(),
+                match (sorted, dense) {
+                    (false, _) => "random",
+                    (true, false) => "sorted",
+                    (true, true) => "sorted, 1 per row",
+                }
+                .into(),
                 t.to_string(),
                 format!("{:.2}", m[0]),
                 format!("{:.2}", m[1]),
@@ -260,6 +312,8 @@ fn one_column(a: &Args, rows_out: &mut Vec<Vec<String>>) {
                 keel_span.map_or("-".into(), |sp| {
                     format!("{:.0}%", 100.0 * m[0] * sp / (m[3] * 2.0))
                 }),
+                m.get(4)
+                    .map_or("-".into(), |&st| format!("{:.0}%", 100.0 * m[0] / st)),
             ]);
             eprintln!("{:?}", rows_out.last().unwrap());
         }
@@ -393,6 +447,7 @@ fn frame(a: &Args, rows_out: &mut Vec<Vec<String>>) {
                 "".into(),
                 "".into(),
                 "".into(),
+                "".into(),
             ]);
             eprintln!("{:?}", rows_out.last().unwrap());
         }
@@ -413,9 +468,10 @@ fn main() {
     let a = args();
     HUGE.store(a.huge_pages, std::sync::atomic::Ordering::Relaxed);
     println!(
-        "gather: {} Mi u32 indices into a {} MiB i64 column; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}; huge pages {}",
+        "gather: {} Mi u32 indices into a {} MiB i64 column, and sorted into one of {} MiB; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}; huge pages {}",
         (1usize << a.idx_log2) >> 20,
         (8usize << a.rows_log2) >> 20,
+        (8usize << a.idx_log2) >> 20,
         (1usize << a.frame_idx_log2) >> 20,
         (1usize << a.frame_rows_log2) >> 20,
         a.rounds,
@@ -423,10 +479,13 @@ fn main() {
         a.huge_pages
     );
     let mut rows = Vec::new();
-    one_column(&a, &mut rows);
+    one_column(&a, a.rows_log2, a.idx_log2, &[false, true], &mut rows);
+    // Sorted indices as many as the rows (a join's or a sort's output): the
+    // gather touches nearly every line once, as the copy does.
+    one_column(&a, a.idx_log2, a.idx_log2, &[true], &mut rows);
     frame(&a, &mut rows);
     println!(
-        "GB/s of output, medians over rounds; \"moved\" columns: GB/s of bytes moved (source lines touched, indices and output for the gather; read and write for the copy); \"span/stream\": the same with every source line between the first and last sorted index counted (a model of the traffic if the prefetchers fetch them all):"
+        "GB/s of output, medians over rounds; \"moved\" columns: GB/s of bytes moved (source lines touched, indices and output for the gather; read and write for the copy); \"span/stream\": the same with every source line between the first and last sorted index counted (a model of the traffic if the prefetchers fetch them all); \"keel/span stream\": keel's speed against a measured sequential pass over those same bytes (the span read once, indices read and output written in order):"
     );
     print_table(
         &[
@@ -444,6 +503,7 @@ fn main() {
             "stream moved",
             "moved/stream",
             "span/stream",
+            "keel/span stream",
         ],
         &rows,
     );
