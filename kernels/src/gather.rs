@@ -5,13 +5,12 @@
 //! block's indices stay in L1 between the check and the copy), so checking
 //! costs one extra pass over a few KiB, not over the whole index vector; the
 //! next block's indices are prefetched before a block is copied, so that
-//! pass does not wait on memory. On
-//! an out-of-range index it returns [`GatherError::OutOfRange`] naming the
-//! position, the index and the column length; rows before the offending
-//! block have then been written, the rest of `out` is untouched. A frame
-//! checks all its indices before writing anything, then gathers its columns
-//! one after another (see `FRAME_BLOCK` in the source for the measurement
-//! behind that order).
+//! pass does not wait on memory. On an out-of-range index it returns
+//! [`GatherError::OutOfRange`] naming the position, the index and the
+//! column length; rows before the offending block have then been written,
+//! the rest of `out` is untouched. A frame checks all its indices before
+//! writing anything, then gathers its columns one after another (see
+//! `FRAME_BLOCK` in the source for the measurement behind that order).
 //!
 //! Large columns are gathered with software prefetch of the row 32 indices
 //! ahead, except where a block looks sorted or clustered (the hardware

@@ -191,7 +191,10 @@ fn span_stream(src: &[i64], ix: &[u32], out: &mut [i64]) {
     };
     for (o, c) in out.chunks_mut(1024).zip(ix.chunks(1024)) {
         let to = *c.last().expect("chunks are not empty") as usize;
-        let s = src[from..=to].iter().fold(0i64, |a, &x| a.wrapping_add(x));
+        // A chunk of repeats of the last chunk's final index reads nothing.
+        let s = src[from.min(to + 1)..=to]
+            .iter()
+            .fold(0i64, |a, &x| a.wrapping_add(x));
         for (o, &i) in o.iter_mut().zip(c) {
             *o = i64::from(i) ^ s;
         }
