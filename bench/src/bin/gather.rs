@@ -9,10 +9,10 @@
 //! of output cannot approach the copy's, while its bytes moved can. For
 //! sorted indices a third yardstick is measured too: a sequential pass over
 //! the very bytes the gather covers (the source span from the first index
-//! to the last, the indices and the output), the time the gather would take
-//! at streaming bandwidth. A last case gathers a column by as many sorted
-//! indices as it has rows (as a sort's or a join's output does), where the
-//! gather touches nearly every line once, as the copy does.
+//! to the last, the indices and the output): what the gather would cost if
+//! it read its span as one stream. A last case gathers a column by as many
+//! sorted indices as it has rows, where the gather touches nearly every
+//! line once, as the copy does.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin gather
@@ -182,8 +182,8 @@ fn moved_bytes(ix: &[u32]) -> usize {
 /// the first index to the last read as one stream (every line a prefetcher
 /// would pull), and the indices read and the output written in order,
 /// interleaved in chunks of 1,024 indices as the gather interleaves them.
-/// Same bytes, no dependent loads: the time a sorted gather would take if
-/// it ran at streaming bandwidth.
+/// Same bytes, no dependent loads: what a sorted gather would cost if it
+/// read its span as one stream.
 fn span_stream(src: &[i64], ix: &[u32], out: &mut [i64]) {
     let mut from = match ix.first() {
         Some(&f) => f as usize,
@@ -483,8 +483,8 @@ fn main() {
     );
     let mut rows = Vec::new();
     one_column(&a, a.rows_log2, a.idx_log2, &[false, true], &mut rows);
-    // Sorted indices as many as the rows (a join's or a sort's output): the
-    // gather touches nearly every line once, as the copy does.
+    // As many sorted indices as rows: the gather touches nearly every line
+    // once, as the copy does.
     one_column(&a, a.idx_log2, a.idx_log2, &[true], &mut rows);
     frame(&a, &mut rows);
     println!(

@@ -54,8 +54,13 @@ fn threads_cpu_us(prefix: &str) -> f64 {
             }
         }
     }
-    // A kernel without schedstats has no such file: say so, not 0.
-    if read { ns as f64 / 1e3 } else { f64::NAN }
+    // A kernel without scheduler statistics has no such file, or one of
+    // zeros: worker threads that ran cannot have run for 0 ns, so say so.
+    if read && ns > 0 {
+        ns as f64 / 1e3
+    } else {
+        f64::NAN
+    }
 }
 
 fn ratio(a: f64, b: f64) -> String {
@@ -198,11 +203,11 @@ fn scaling(widths: &[usize], quick: bool) {
             "keel scan ms",
             "rayon scan ms",
             "rayon/keel",
-            "scan speedup keel / rayon",
+            "scan speedup over first width, keel / rayon",
             "keel compute ms",
             "rayon compute ms",
             "rayon/keel",
-            "compute speedup keel / rayon",
+            "compute speedup over first width, keel / rayon",
             "keel round trip ns",
             "rayon round trip ns",
             "rayon/keel",
