@@ -89,16 +89,27 @@ fn mix(mut x: u64) -> u64 {
     x
 }
 
+/// The morsel scans' column of `n` rows and its wrapping sum.
+fn scan_data(n: usize) -> (Vec<i64>, i64) {
+    let data: Vec<i64> = (0..n as i64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
+        .collect();
+    let sum = fold_sum(&data);
+    (data, sum)
+}
+
+/// The wrapping sum every scan contender computes over its morsel.
+fn fold_sum(v: &[i64]) -> i64 {
+    v.iter().copied().fold(0i64, i64::wrapping_add)
+}
+
 /// Scaling at each width in `widths`: keel and rayon pools of `w` hands,
 /// interleaved round by round, medians over `rounds`.
 fn scaling(widths: &[usize], quick: bool) {
     let rounds = if quick { 3 } else { 9 };
     let n = if quick { 1 << 24 } else { 64 << 20 };
     let morsel = 64 * 1024;
-    let data: Vec<i64> = (0..n as i64)
-        .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
-        .collect();
-    let expect: i64 = data.iter().copied().fold(0i64, i64::wrapping_add);
+    let (data, expect) = scan_data(n);
     let cn: usize = if quick { 1 << 22 } else { 1 << 25 };
     let cexpect = (0..cn as u64).map(mix).fold(0u64, u64::wrapping_add);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -121,7 +132,7 @@ fn scaling(widths: &[usize], quick: bool) {
         let keel_scan = || {
             let sum = AtomicU64::new(0);
             keel.for_each_morsel(data.len(), morsel, |r| {
-                let s = data[r].iter().copied().fold(0i64, i64::wrapping_add);
+                let s = fold_sum(&data[r]);
                 sum.fetch_add(s as u64, Ordering::Relaxed);
             });
             assert_eq!(sum.into_inner() as i64, expect);
@@ -129,7 +140,7 @@ fn scaling(widths: &[usize], quick: bool) {
         let rayon_scan = || {
             let s: i64 = rp.install(|| {
                 data.par_chunks(morsel)
-                    .map(|c| c.iter().copied().fold(0i64, i64::wrapping_add))
+                    .map(fold_sum)
                     .reduce(|| 0, i64::wrapping_add)
             });
             assert_eq!(s, expect);
@@ -318,10 +329,7 @@ fn main() {
     // (b) Morsel scan.
     let n = if quick { 1 << 22 } else { 16 << 20 };
     let morsel = 64 * 1024;
-    let data: Vec<i64> = (0..n as i64)
-        .map(|i| i.wrapping_mul(0x9E37_79B9) >> 7)
-        .collect();
-    let expect: i64 = data.iter().copied().fold(0i64, i64::wrapping_add);
+    let (data, expect) = scan_data(n);
     println!(
         "\n(b) sum of {} i64 in {morsel}-row morsels, ms (median of {rounds} rounds)",
         n
@@ -331,7 +339,7 @@ fn main() {
         keel.batch()
             .width(hands)
             .for_each_morsel(data.len(), morsel, |r| {
-                let s = data[r].iter().copied().fold(0i64, i64::wrapping_add);
+                let s = fold_sum(&data[r]);
                 sum.fetch_add(s as u64, Ordering::Relaxed);
             })
             .unwrap();
@@ -340,7 +348,7 @@ fn main() {
     let rayon_scan = |p: &rayon::ThreadPool| {
         let s: i64 = p.install(|| {
             data.par_chunks(morsel)
-                .map(|c| c.iter().copied().fold(0i64, i64::wrapping_add))
+                .map(fold_sum)
                 .reduce(|| 0, i64::wrapping_add)
         });
         assert_eq!(s, expect);
@@ -354,10 +362,7 @@ fn main() {
                 if i >= data.len() {
                     break;
                 }
-                let s = data[i..(i + morsel).min(data.len())]
-                    .iter()
-                    .copied()
-                    .fold(0i64, i64::wrapping_add);
+                let s = fold_sum(&data[i..(i + morsel).min(data.len())]);
                 sum.fetch_add(s as u64, Ordering::Relaxed);
             }
         };
