@@ -27,14 +27,28 @@ impl PanicSlot {
     /// Unwind safety is asserted because the panic is resumed in the
     /// submitter, which then observes the shared state exactly as if the job
     /// had panicked on its own thread.
+    ///
+    /// Never unwinds: a later payload is dropped here, on a hand inside the
+    /// batch, and a payload's `Drop` may itself panic. Unwinding from here
+    /// would skip the hand's latch release (a worker) or leave the batch's
+    /// stack frame while other hands still run it (the submitter).
     #[inline]
     pub(crate) fn run(&self, f: impl FnOnce()) {
         if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-            let mut first = lock(&self.first);
-            if first.is_none() {
-                *first = Some(p);
-            }
+            let extra = {
+                let mut first = lock(&self.first);
+                match *first {
+                    None => {
+                        *first = Some(p);
+                        None
+                    }
+                    Some(_) => Some(p),
+                }
+            };
             self.any.store(true, Ordering::Relaxed);
+            if let Some(p) = extra {
+                drop_quietly(p);
+            }
         }
     }
 
@@ -46,5 +60,14 @@ impl PanicSlot {
                 resume_unwind(p);
             }
         }
+    }
+}
+
+/// Drops a panic payload that nobody will see, without unwinding: if its
+/// `Drop` panics, that second payload is leaked rather than dropped, since
+/// dropping it could panic again.
+fn drop_quietly(p: Payload) {
+    if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
+        std::mem::forget(again);
     }
 }
