@@ -350,3 +350,53 @@ fn arm_capacity_kinds_rank_by_capacity() {
     let kinds: Vec<String> = t.core_kinds().iter().map(|k| k.cpus.to_string()).collect();
     assert_eq!(kinds, ["0-5", "6-7"]);
 }
+
+/// mountinfo escapes with octal `\ooo`; a digit triple above `\377` is not
+/// a byte, and must not overflow while being decoded.
+#[test]
+fn mountinfo_escape_above_a_byte_is_no_panic() {
+    let m = machine("mnt-escape", 4);
+    m.write("proc/self/cgroup", "0::/\n");
+    m.write(
+        "proc/self/mountinfo",
+        "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n\
+         31 1 0:27 / /mnt/\\777x rw - ext4 /dev/sda1 rw\n",
+    );
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("0-3"));
+}
+
+/// A mount point need not be UTF-8 (Linux paths are bytes, and mountinfo
+/// escapes only space, tab, newline and backslash): an unrelated mount with
+/// such a name must not cost the whole topology.
+#[test]
+fn non_utf8_mount_point_does_not_fail_the_load() {
+    let m = machine("mnt-bytes", 4);
+    m.write("proc/self/cgroup", "0::/app\n");
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+    m.write("sys/fs/cgroup/app/cpu.max", "150000 100000\n");
+    let mut info = b"30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n".to_vec();
+    info.extend_from_slice(b"31 1 8:1 / /media/caf\xe9 rw - vfat /dev/sdb1 rw\n");
+    std::fs::write(m.0.join("proc/self/mountinfo"), info).unwrap();
+    let t = m.load().unwrap();
+    assert_eq!(t.cpu_quota(), Some(1.5), "the cgroup mount is still found");
+}
+
+/// Frequencies are the kernel's numbers, but a recorded root can hold any:
+/// a huge max frequency must not overflow the turbo-spread arithmetic.
+#[test]
+fn huge_max_frequency_is_no_panic() {
+    let m = machine("huge-freq", 4);
+    for c in 0..4 {
+        let d = format!("sys/devices/system/cpu/cpu{c}/cpufreq");
+        let max = if c == 0 {
+            "18446744073709551615\n"
+        } else {
+            "3000000\n"
+        };
+        m.write(&format!("{d}/cpuinfo_max_freq"), max);
+        m.write(&format!("{d}/base_frequency"), "2000000\n");
+    }
+    let t = m.load().unwrap();
+    assert_eq!(t.core_kinds().len(), 2);
+}

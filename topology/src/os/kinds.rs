@@ -261,7 +261,9 @@ fn adjust_max_freqs(per: &mut [PerCpu], percent: u64) {
         if min_max == max_max || min_max == 0 {
             continue;
         }
-        if (max_max - min_max) * 100 < percent * min_max {
+        // In u128: a recorded root can hold any u64, and the products
+        // of two such values overflow u64.
+        if u128::from(max_max - min_max) * 100 < u128::from(percent) * u128::from(min_max) {
             for p in per.iter_mut().filter(|p| p.base_khz == base) {
                 p.max_khz = min_max;
                 p.capacity = min_cap;

@@ -53,9 +53,9 @@ impl Sysfs {
         self.path(rel).display().to_string()
     }
 
-    /// The file's text; `None` when it is absent (or unreadable the way
-    /// sysfs attributes without a value are).
-    pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
+    /// The file's bytes up to its first NUL; `None` when it is absent (or
+    /// unreadable the way sysfs attributes without a value are).
+    fn bytes(&self, rel: &str) -> Res<Option<Vec<u8>>> {
         match read_small(&self.path(rel)) {
             Ok(mut bytes) => {
                 // Some kernels (and captures of them) end attributes with a
@@ -63,17 +63,7 @@ impl Sysfs {
                 if let Some(nul) = bytes.iter().position(|&b| b == 0) {
                     bytes.truncate(nul);
                 }
-                match String::from_utf8(bytes) {
-                    Ok(s) => Ok(Some(s)),
-                    Err(e) => Err(TopologyError::Parse {
-                        path: self.shown(rel),
-                        error: ParseError::new(
-                            "text",
-                            &String::from_utf8_lossy(e.as_bytes()),
-                            "not UTF-8",
-                        ),
-                    }),
-                }
+                Ok(Some(bytes))
             }
             Err(e) => match e.kind() {
                 io::ErrorKind::NotFound
@@ -90,6 +80,30 @@ impl Sysfs {
                 }),
             },
         }
+    }
+
+    /// The file's text; `None` when it is absent (or unreadable the way
+    /// sysfs attributes without a value are).
+    pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
+        let Some(bytes) = self.bytes(rel)? else {
+            return Ok(None);
+        };
+        match String::from_utf8(bytes) {
+            Ok(s) => Ok(Some(s)),
+            Err(e) => Err(TopologyError::Parse {
+                path: self.shown(rel),
+                error: ParseError::new("text", &String::from_utf8_lossy(e.as_bytes()), "not UTF-8"),
+            }),
+        }
+    }
+
+    /// The file's text with invalid UTF-8 replaced, for tables whose lines
+    /// are independent (the mount table): one mount point named in another
+    /// encoding must not hide the cgroup mounts around it.
+    pub(crate) fn text_lossy(&self, rel: &str) -> Res<Option<String>> {
+        Ok(self
+            .bytes(rel)?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
     /// The file parsed with `f`; `None` when absent or blank (sysfs writes
@@ -635,14 +649,16 @@ struct Mount {
 }
 
 fn unescape_mount(s: &str) -> String {
-    // mountinfo escapes space, tab, newline and backslash as \ooo.
+    // mountinfo escapes space, tab, newline and backslash as \ooo. Only
+    // triples up to \377 are bytes; anything else is kept as written.
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
         if b[i] == b'\\'
             && i + 3 < b.len()
-            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+            && (b'0'..=b'3').contains(&b[i + 1])
+            && b[i + 2..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
         {
             out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
             i += 4;
@@ -657,7 +673,7 @@ fn unescape_mount(s: &str) -> String {
 impl Cgroups {
     fn mounts(fs: &Sysfs) -> Res<Vec<Mount>> {
         let mut v = Vec::new();
-        if let Some(text) = fs.text("proc/self/mountinfo")? {
+        if let Some(text) = fs.text_lossy("proc/self/mountinfo")? {
             for line in text.lines() {
                 let Some((left, right)) = line.split_once(" - ") else {
                     continue;
@@ -676,7 +692,7 @@ impl Cgroups {
             }
         }
         if v.is_empty() {
-            if let Some(text) = fs.text("proc/mounts")? {
+            if let Some(text) = fs.text_lossy("proc/mounts")? {
                 for line in text.lines() {
                     let f: Vec<&str> = line.split_whitespace().collect();
                     if f.len() < 4 {
@@ -881,5 +897,18 @@ impl Cgroups {
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unescape_mount;
+
+    #[test]
+    fn mount_escapes_decode_only_bytes() {
+        assert_eq!(unescape_mount("/a\\040b\\134c"), "/a b\\c");
+        // `\777` is no byte: kept as written rather than wrapped.
+        assert_eq!(unescape_mount("/a\\777"), "/a\\777");
+        assert_eq!(unescape_mount("/a\\04"), "/a\\04");
     }
 }
