@@ -55,6 +55,11 @@ pub const ENV_SPIN_US: &str = "KEEL_SPIN_US";
 /// The default spin window: long enough to cover a wakeup's cost, short
 /// enough that an idle pool stops burning CPU within a tenth of a millisecond.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
+/// The widest pool [`Builder::build`] makes: far above any machine's CPU
+/// count (Linux's `NR_CPUS` tops out at 8192), and low enough that the
+/// per-worker tables are small and a batch's hand count cannot overflow its
+/// latch. A wider request is [`BuildError::TooWide`].
+pub const MAX_WIDTH: usize = 1 << 16;
 
 /// What workers share.
 pub(crate) struct Shared {
@@ -125,6 +130,13 @@ pub enum BuildError {
     /// A width of 0 was asked for; the smallest pool has width 1 (the
     /// calling thread alone).
     ZeroWidth,
+    /// A width above [`MAX_WIDTH`] was asked for.
+    TooWide {
+        /// The width asked for.
+        width: usize,
+        /// The largest width a pool can have ([`MAX_WIDTH`]).
+        max: usize,
+    },
     /// The OS refused to start worker `index`.
     Spawn {
         /// The worker that did not start.
@@ -140,6 +152,9 @@ impl fmt::Display for BuildError {
             BuildError::ZeroWidth => {
                 f.write_str("pool width must be at least 1 (the calling thread)")
             }
+            BuildError::TooWide { width, max } => {
+                write!(f, "pool width {width} is above the maximum of {max}")
+            }
             BuildError::Spawn { index, error } => {
                 write!(f, "could not start worker {index}: {error}")
             }
@@ -151,7 +166,7 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Spawn { error, .. } => Some(error),
-            BuildError::ZeroWidth => None,
+            BuildError::ZeroWidth | BuildError::TooWide { .. } => None,
         }
     }
 }
@@ -244,6 +259,7 @@ impl Builder {
 
     /// Hands, the calling thread included (`width - 1` worker threads; 1
     /// starts no thread at all). Overrides [`ENV_WORKERS`] and the topology.
+    /// `build` refuses 0 and anything above [`MAX_WIDTH`].
     pub fn width(mut self, width: usize) -> Self {
         self.width = Some(width);
         self
@@ -286,10 +302,25 @@ impl Builder {
         });
         let (width, width_source) = match self.width {
             Some(0) => return Err(BuildError::ZeroWidth),
+            Some(width) if width > MAX_WIDTH => {
+                return Err(BuildError::TooWide {
+                    width,
+                    max: MAX_WIDTH,
+                });
+            }
             Some(w) => (w, Source::Builder),
             None => match env_usize(ENV_WORKERS, &mut notes) {
                 Some(0) => {
                     notes.push(format!("{ENV_WORKERS}=0 ignored: the width is at least 1"));
+                    default_width(
+                        #[cfg(feature = "topology")]
+                        topology.as_ref(),
+                    )
+                }
+                Some(w) if w > MAX_WIDTH => {
+                    notes.push(format!(
+                        "{ENV_WORKERS}={w} ignored: the width is at most {MAX_WIDTH}"
+                    ));
                     default_width(
                         #[cfg(feature = "topology")]
                         topology.as_ref(),

@@ -1,7 +1,7 @@
 //! Width and spin settings: builder, environment, defaults, bad input.
 #![cfg(not(keel_loom))]
 
-use keel_pool::{BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WORKERS, Pool, Source};
+use keel_pool::{BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WORKERS, MAX_WIDTH, Pool, Source};
 use std::time::Duration;
 
 #[test]
@@ -14,6 +14,19 @@ fn settings_sources_and_errors() {
         Pool::builder().width(0).build(),
         Err(BuildError::ZeroWidth)
     ));
+
+    // An absurd width is an error, not a capacity-overflow panic or an
+    // allocation-failure abort while sizing the per-worker tables.
+    for width in [MAX_WIDTH + 1, usize::MAX / 2 + 1, usize::MAX] {
+        let r = std::panic::catch_unwind(|| Pool::builder().width(width).build().err());
+        match r {
+            Ok(Some(BuildError::TooWide { width: w, max })) => {
+                assert_eq!((w, max), (width, MAX_WIDTH));
+            }
+            Ok(other) => panic!("width {width}: {other:?}"),
+            Err(_) => panic!("width {width}: build panicked"),
+        }
+    }
 
     let p = Pool::builder()
         .width(2)
@@ -42,6 +55,19 @@ fn settings_sources_and_errors() {
     // The builder wins over the environment.
     let p = Pool::builder().width(2).build().unwrap();
     assert_eq!(p.width(), 2);
+    drop(p);
+
+    // An absurd width in the environment is ignored with a note, like 0.
+    // SAFETY: as above.
+    unsafe { std::env::set_var(ENV_WORKERS, (MAX_WIDTH + 1).to_string()) };
+    let p = Pool::new().unwrap();
+    assert_ne!(p.config().width_source, Source::Env);
+    assert!(p.width() <= MAX_WIDTH);
+    assert!(
+        p.config().notes.iter().any(|n| n.contains(ENV_WORKERS)),
+        "{:?}",
+        p.config().notes
+    );
     drop(p);
 
     // SAFETY: as above.
