@@ -270,7 +270,7 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 
 /// As [`alloc`] (or [`alloc_zeroed`] when `zero`), for a caller with no
 /// other place to run the collection deadline (keel-malloc): about every
-/// `every` calls (rounded up to a power of two) on this thread's heap, it
+/// `every` calls (rounded up to a power of two, at most 2^31) on this thread's heap, it
 /// runs [`maybe_collect`] first, so a program that only ever makes small
 /// allocations still decays idle memory. The count is a plain field of the
 /// thread's heap: no extra thread-local read, no atomic.
@@ -299,10 +299,12 @@ pub fn alloc_ticked(size: usize, align: usize, zero: bool, every: u32) -> *mut u
     alloc_after_fast(size, align, zero, every)
 }
 
-/// The mask of low bits for a tick period of `every` calls.
+/// The mask of low bits for a tick period of `every` calls. A period above
+/// 2^31 has no power of two in `u32` to round up to: it is capped there
+/// instead of overflowing (which panics in debug builds).
 #[inline(always)]
 fn tick_mask(every: u32) -> u32 {
-    every.max(1).next_power_of_two() - 1
+    every.max(1).checked_next_power_of_two().unwrap_or(1 << 31) - 1
 }
 
 /// The allocation fast path alone: a small block from this thread's heap
@@ -627,6 +629,27 @@ mod tests {
         })
         .join()
         .unwrap();
+    }
+
+    /// A tick period above 2^31 (up to `u32::MAX`, which a caller may pass
+    /// for "hardly ever") is capped at 2^31 calls: rounding it up to a power
+    /// of two overflowed and panicked inside the allocator in debug builds.
+    #[test]
+    fn tick_period_above_two_to_the_31_is_capped() {
+        assert_eq!(tick_mask(0), 0);
+        assert_eq!(tick_mask(1), 0);
+        assert_eq!(tick_mask(4000), 4095);
+        for every in [1 << 31, (1 << 31) + 1, u32::MAX] {
+            assert_eq!(tick_mask(every), (1 << 31) - 1, "every {every}");
+        }
+        let p = alloc_ticked(48, 16, false, u32::MAX);
+        let q = alloc_ticked(48, 16, true, u32::MAX);
+        let r = alloc_fast(48, 16, u32::MAX);
+        assert!(!p.is_null() && !q.is_null());
+        for b in [p, q, r] {
+            // SAFETY: live blocks (or null), each freed once.
+            unsafe { free(b) };
+        }
     }
 
     /// `free_if_owned` frees our blocks (they come back) and leaves memory
