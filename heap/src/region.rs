@@ -182,10 +182,21 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, BadPointer> {
             }
         }
         CHUNK_DIRECT_HEAD => {
+            // The header sits one page before the data. Data at the start of
+            // a chunk (alignments of `REGION` and up) has its header in the
+            // chunk before, a tail chunk of the same map; a map with a smaller
+            // alignment starts at its head chunk, so the page before that
+            // chunk is none of its own and may be unmapped: a pointer to the
+            // map's first page would read there.
+            if addr % REGION == 0 && chunk_kind(addr.wrapping_sub(REGION)) != CHUNK_DIRECT_TAIL {
+                return Err(BadPointer::Interior(addr));
+            }
             let h = crate::direct::header_of(ptr);
-            // SAFETY: a direct-map head chunk always has its header one page
-            // before the data start; any other pointer in that chunk fails
-            // the `data` comparison below (the header page itself is mapped).
+            // SAFETY: by the check above `h` lies in a mapped chunk of a
+            // direct map: one page before a pointer past the head chunk's
+            // first page, or in the tail chunk before it. Only the data
+            // start's header holds `data == addr` and the magic; any other
+            // page-aligned pointer fails the comparison below.
             unsafe {
                 if addr % PAGE == 0
                     && (*h).data.addr() == addr

@@ -4,7 +4,7 @@
 
 mod common;
 use common::{SendPtr, check, fill};
-use keel_heap::{BadPointer, Heap, MEDIUM_MAX, PAGE, SMALL_MAX, raw};
+use keel_heap::{BadPointer, Heap, MEDIUM_MAX, PAGE, REGION, SMALL_MAX, raw};
 
 /// A direct-map size (smaller under Miri, where every byte is emulated).
 const BIG: usize = if cfg!(miri) { MEDIUM_MAX * 3 } else { 3 << 20 };
@@ -331,6 +331,37 @@ fn foreign_and_interior_pointers_are_rejected() {
             Err(BadPointer::Interior(p as usize + 8))
         );
         h.free(p);
+    }
+}
+
+/// Every page of a direct map's head chunk before its data is an interior
+/// pointer, the map's very first page included: with an alignment below
+/// `REGION` that page starts the chunk, and the checker used to read a
+/// header one page before it, outside the map (a crash, not a report).
+#[test]
+fn pages_of_a_direct_map_before_its_data_are_interior_pointers() {
+    let h = Heap::new().unwrap();
+    for align in [8, PAGE, 2 * MEDIUM_MAX, REGION, 2 * REGION] {
+        let p = h.alloc(BIG, align);
+        assert!(!p.is_null() && p as usize % align == 0, "align {align}");
+        let chunk = p as usize & !(REGION - 1);
+        let mut q = chunk;
+        while q < p as usize {
+            // SAFETY: `q` is in the head chunk of a live direct map.
+            let r = unsafe { h.check_free(q as *mut u8) };
+            assert_eq!(r, Err(BadPointer::Interior(q)), "align {align} at {q:#x}");
+            q += PAGE;
+        }
+        // SAFETY: the data start is live; one page in is inside the block.
+        unsafe {
+            assert_eq!(h.check_free(p), Ok(()), "align {align}");
+            let inner = p.add(PAGE);
+            assert_eq!(
+                h.check_free(inner),
+                Err(BadPointer::Interior(inner as usize))
+            );
+            h.free(p);
+        }
     }
 }
 
