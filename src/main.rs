@@ -1,5 +1,6 @@
 //! The `keel` command: `keel topo` prints the machine as keel sees it.
 
+use std::ffi::OsString;
 use std::io::Write as _;
 use std::process::ExitCode;
 
@@ -10,10 +11,13 @@ fn usage() -> &'static str {
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
+    // OS strings: `std::env::args` panics on an argument that is not UTF-8,
+    // and a Linux path (`--root`) need not be.
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match args.first().and_then(|a| a.to_str()) {
         Some("-h") | Some("--help") | Some("help") => {
-            print!("{}", usage());
+            // `print!` panics on a closed pipe; the help text is not worth one.
+            let _ = std::io::stdout().write_all(usage().as_bytes());
             ExitCode::SUCCESS
         }
         Some("topo") => {
@@ -30,12 +34,13 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(cmd) => {
-            eprintln!("keel: unknown command `{cmd}`\n\n{}", usage());
+        None if args.is_empty() => {
+            eprint!("{}", usage());
             ExitCode::FAILURE
         }
-        None => {
-            eprint!("{}", usage());
+        _ => {
+            let cmd = args[0].to_string_lossy();
+            eprintln!("keel: unknown command `{cmd}`\n\n{}", usage());
             ExitCode::FAILURE
         }
     }

@@ -1,7 +1,9 @@
 //! `keel topo`: the machine as keel sees it, as a tree or as JSON.
 
 use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
+use std::path::PathBuf;
 
 use keel_rt::topology::{CacheKind, CpuSet, Loader, Topology, Work};
 use serde_json::{Value, json};
@@ -11,28 +13,47 @@ pub struct Options {
     /// Print JSON instead of the tree.
     pub json: bool,
     /// Read a recorded root instead of this machine.
-    pub root: Option<String>,
+    pub root: Option<PathBuf>,
 }
 
-/// Parses `keel topo`'s arguments (after `topo`).
-pub fn parse_args(args: &[String]) -> Result<Options, String> {
+/// Parses `keel topo`'s arguments (after `topo`). They are OS strings: a
+/// root directory's name need not be UTF-8.
+pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
     let mut o = Options {
         json: false,
         root: None,
     };
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        match a.as_str() {
-            "--json" => o.json = true,
-            "--root" => {
+        match a.to_str() {
+            Some("--json") => o.json = true,
+            Some("--root") => {
                 let dir = it.next().ok_or("--root needs a directory")?;
-                o.root = Some(dir.clone());
+                o.root = Some(PathBuf::from(dir));
             }
-            s if s.starts_with("--root=") => o.root = Some(s["--root=".len()..].to_string()),
-            other => return Err(format!("unknown argument `{other}`")),
+            _ => match root_eq(a) {
+                Some(dir) => o.root = Some(dir),
+                None => return Err(format!("unknown argument `{}`", a.to_string_lossy())),
+            },
         }
     }
     Ok(o)
+}
+
+/// The directory of a `--root=DIR` argument, split on the OS string's bytes
+/// so that a directory name that is not UTF-8 survives.
+fn root_eq(a: &OsStr) -> Option<PathBuf> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt as _;
+        a.as_bytes()
+            .strip_prefix(b"--root=")
+            .map(|d| PathBuf::from(OsStr::from_bytes(d)))
+    }
+    #[cfg(not(unix))]
+    {
+        a.to_str()?.strip_prefix("--root=").map(PathBuf::from)
+    }
 }
 
 /// Runs `keel topo` and returns what to print on stdout.

@@ -126,3 +126,70 @@ fn live_machine_json_is_consistent() {
     let lat = v["workers"]["latency"].as_u64().unwrap();
     assert!(1 <= bw && bw <= lat);
 }
+
+/// Arguments are OS strings: one that is not UTF-8 (a legal Linux path)
+/// must get an answer or a clear error, never a panic.
+#[cfg(unix)]
+#[test]
+fn non_utf8_arguments_do_not_panic() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt as _;
+    let bad = OsStr::from_bytes(b"/nonexistent/\xff");
+    for args in [
+        vec![OsStr::new("topo"), OsStr::new("--root"), bad],
+        vec![OsStr::new("topo"), bad],
+        vec![bad],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// A recorded root whose directory name is not UTF-8 is read, in both
+/// `--root DIR` and `--root=DIR` forms.
+#[cfg(unix)]
+#[test]
+fn non_utf8_root_directory_is_read() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt as _;
+    let mut name = std::env::temp_dir().into_os_string().into_vec();
+    name.extend_from_slice(format!("/keel-cli-\u{e9}\u{ff}-{}-", std::process::id()).as_bytes());
+    name.push(0xff);
+    let d = PathBuf::from(OsString::from_vec(name));
+    std::fs::create_dir_all(d.join("sys/devices/system/cpu/cpu0/topology")).unwrap();
+    std::fs::create_dir_all(d.join("sys/devices/system/cpu/cpu1/topology")).unwrap();
+    std::fs::write(d.join("sys/devices/system/cpu/online"), "0-1\n").unwrap();
+    let mut eq = OsString::from("--root=");
+    eq.push(d.as_os_str());
+    let outs = [
+        Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args([
+                OsString::from("topo"),
+                "--json".into(),
+                "--root".into(),
+                d.clone().into(),
+            ])
+            .output()
+            .unwrap(),
+        Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args([OsString::from("topo"), "--json".into(), eq])
+            .output()
+            .unwrap(),
+    ];
+    std::fs::remove_dir_all(&d).unwrap();
+    for out in outs {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["usable_cpus"], "0-1");
+    }
+}
