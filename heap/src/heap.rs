@@ -556,7 +556,13 @@ impl HeapCore {
                     let l = self.local();
                     l.buddy.cache_push(p, order);
                     l.counters.freed += (PAGE << order) as u64;
+                    // A heap that frees is not idle: without the time, a
+                    // heap churning medium blocks from its cache (no slow
+                    // path) looked quiet since its last slow path, and every
+                    // `maybe_collect` after `decay_ms` flushed the cache and
+                    // released the very blocks it was reusing.
                     l.dirty = true;
+                    l.last_active_ms = os::now_ms();
                     Ok(())
                 }
                 _ => Err(BadPointer::Interior(p.addr())),
