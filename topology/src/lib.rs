@@ -155,6 +155,33 @@ impl Topology {
 }
 
 fn ceil_usize(q: f64) -> usize {
+    // `as` saturates at usize::MAX; so must the rounding up, or a quota
+    // above usize::MAX CPUs (reachable through cpu.max on 32-bit targets)
+    // would wrap to 0 and cap the workers at 1.
     let t = q as usize;
-    if (t as f64) < q { t + 1 } else { t }
+    if (t as f64) < q {
+        t.saturating_add(1)
+    } else {
+        t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_beyond_usize_does_not_overflow() {
+        // cpu.max allows quotas far above any CPU count (on 32-bit targets,
+        // above usize::MAX CPUs): the cap must saturate, not wrap to 0.
+        let t = Topology {
+            usable: (0..4).collect(),
+            cpu_quota: Some(1e30),
+            ..Topology::default()
+        };
+        assert_eq!(t.workers_for(Work::Latency), 4);
+        assert_eq!(ceil_usize(1e30), usize::MAX);
+        assert_eq!(ceil_usize(1.5), 2);
+        assert_eq!(ceil_usize(2.0), 2);
+    }
 }
