@@ -400,3 +400,42 @@ fn huge_max_frequency_is_no_panic() {
     let t = m.load().unwrap();
     assert_eq!(t.core_kinds().len(), 2);
 }
+
+/// An empty cgroup v1 quota file is "unknown", as an empty cgroup v2
+/// `cpu.max` and every other empty file are: the load degrades, not fails.
+#[test]
+fn empty_cfs_quota_files_are_absence() {
+    let m = machine("cfs-empty", 4);
+    m.write("proc/self/cgroup", "4:cpu,cpuacct:/grp\n");
+    m.write(
+        "proc/mounts",
+        "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n",
+    );
+    m.write("sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_quota_us", "\n");
+    m.write(
+        "sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_period_us",
+        "100000\n",
+    );
+    m.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "200000\n");
+    m.write("sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "");
+    let t = m.load().unwrap();
+    assert_eq!(t.cpu_quota(), None);
+    // Garbage is still an error.
+    m.write("sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_quota_us", "lots\n");
+    assert!(m.load().unwrap_err().to_string().contains("lots"));
+}
+
+/// A bad cgroup v1 period is reported against the period file.
+#[test]
+fn bad_cfs_period_names_the_period_file() {
+    let m = machine("cfs-period", 4);
+    m.write("proc/self/cgroup", "4:cpu,cpuacct:/grp\n");
+    m.write(
+        "proc/mounts",
+        "cgroup /sys/fs/cgroup/cpu,cpuacct cgroup rw,cpu,cpuacct 0 0\n",
+    );
+    m.write("sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_quota_us", "50000\n");
+    m.write("sys/fs/cgroup/cpu,cpuacct/grp/cpu.cfs_period_us", "0\n");
+    let err = m.load().unwrap_err().to_string();
+    assert!(err.contains("grp/cpu.cfs_period_us:"), "{err}");
+}

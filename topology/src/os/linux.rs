@@ -867,12 +867,19 @@ impl Cgroups {
         }
         if let Some((m, p)) = &self.cpu_v1 {
             for d in Self::ancestors(fs, m, p) {
-                let q = fs.text(&format!("{d}/cpu.cfs_quota_us"))?;
-                let per = fs.text(&format!("{d}/cpu.cfs_period_us"))?;
+                // Blank is unknown, as for every other file (`parsed`).
+                let read = |f: &str| -> Res<Option<String>> {
+                    Ok(fs
+                        .text(&format!("{d}/{f}"))?
+                        .filter(|t| !t.trim().is_empty()))
+                };
+                let q = read("cpu.cfs_quota_us")?;
+                let per = read("cpu.cfs_period_us")?;
                 if let (Some(q), Some(per)) = (q, per) {
                     let v =
                         parse::parse_cfs_quota(&q, &per).map_err(|error| TopologyError::Parse {
-                            path: fs.shown(&format!("{d}/cpu.cfs_quota_us")),
+                            // The error's `what` names the file at fault.
+                            path: fs.shown(&format!("{d}/{}", error.what)),
                             error,
                         })?;
                     take(v);
