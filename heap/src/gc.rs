@@ -60,8 +60,11 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
                 Release::All => (0, usize::MAX),
                 Release::Amortized => (o.min_free_gcs, o.release_budget),
             };
-            release_pass(h, epoch, min_age, budget);
-            let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, budget);
+            // One budget for the call: the pool gets what the heap's own
+            // free blocks left of it.
+            let used = release_pass(h, epoch, min_age, budget);
+            let left = budget.saturating_sub(used);
+            let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
             global().released.fetch_add(bytes as u64, Ordering::Relaxed);
             global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
             HeapCounters::bump(&h.counters().release_passes, 1);
@@ -78,11 +81,12 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
     }
 }
 
-/// Pass 5 over one heap's free blocks and regions.
+/// Pass 5 over one heap's free blocks and regions; returns the bytes of
+/// `budget` it used.
 ///
 /// # Safety
 /// Owner only.
-unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) {
+unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) -> usize {
     let aged = |since: u32| epoch.wrapping_sub(since) >= min_age;
     let mut left = budget;
     let mut released = 0u64;
@@ -138,6 +142,7 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) {
     let c = h.counters();
     HeapCounters::bump(&c.released, released);
     HeapCounters::bump(&c.madvise_calls, calls);
+    budget - left
 }
 
 /// Idle decay and the GC deadline: cheap to call from any slow path.
