@@ -197,8 +197,12 @@ pub struct Core {
     /// Usable logical CPUs on this core (never empty).
     pub cpus: CpuSet,
     /// Index into [`Topology::packages`](crate::Topology::packages) of the
-    /// package holding this core (0 when the OS reports no packages at all,
-    /// as on the PS3; `packages()` is then empty).
+    /// package holding this core. It is 0, and then names no package holding
+    /// the core, when the OS reports no packages at all (as on the PS3;
+    /// `packages()` is then empty) or when the core's CPUs lie in none of
+    /// the packages it reports (firmware whose package masks conflict, which
+    /// hwloc also leaves package-less): check that `packages()[package].cpus`
+    /// holds the core's CPUs before relying on it.
     pub package: usize,
     /// Index into [`Topology::numa_nodes`](crate::Topology::numa_nodes) of the
     /// node holding this core, if known.
