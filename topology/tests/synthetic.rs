@@ -439,3 +439,24 @@ fn bad_cfs_period_names_the_period_file() {
     let err = m.load().unwrap_err().to_string();
     assert!(err.contains("grp/cpu.cfs_period_us:"), "{err}");
 }
+
+/// The kernel names entries `cpu3`, `index0`, `node1`: a name with a
+/// leading zero (`index00`) is not the same entry, and must not make the
+/// reader, which rebuilds names from numbers, read `index0` twice.
+#[test]
+fn leading_zero_entry_names_are_not_duplicates() {
+    let m = machine("lead0", 4);
+    let want = m.load().unwrap();
+    for c in 0..4 {
+        let d = format!("sys/devices/system/cpu/cpu{c}/cache");
+        m.write(&format!("{d}/index00/level"), "1\n");
+        m.write(&format!("{d}/index00/type"), "Instruction\n");
+        m.write(&format!("{d}/index00/size"), "32K\n");
+        m.write(&format!("{d}/index00/shared_cpu_map"), "f\n");
+    }
+    m.write("sys/devices/system/node/node00/cpumap", "f\n");
+    m.remove("sys/devices/system/node/online");
+    let t = m.load().unwrap();
+    assert_eq!(t.caches(), want.caches());
+    assert_eq!(t.numa_nodes(), want.numa_nodes());
+}

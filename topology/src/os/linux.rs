@@ -144,7 +144,8 @@ impl Sysfs {
         self.path(rel).exists()
     }
 
-    /// Numbers `N` of the entries `PREFIXN` in a directory, sorted.
+    /// Numbers `N` of the entries `PREFIXN` in a directory, sorted (and
+    /// so unique: `N` is written without leading zeros).
     pub(crate) fn numbered(&self, rel: &str, prefix: &str) -> Vec<usize> {
         let mut v: Vec<usize> = match fs::read_dir(self.path(rel)) {
             Ok(d) => d
@@ -153,6 +154,12 @@ impl Sysfs {
                     let name = e.file_name();
                     let rest = name.to_str()?.strip_prefix(prefix)?;
                     if rest.is_empty() || !rest.bytes().all(|b| b.is_ascii_digit()) {
+                        return None;
+                    }
+                    // Callers rebuild the name from the number: `index00`
+                    // would read as a second `index0`. The kernel writes
+                    // no leading zeros.
+                    if rest.len() > 1 && rest.starts_with('0') {
                         return None;
                     }
                     rest.parse::<usize>().ok().filter(|&n| n <= parse::MAX_CPU)
