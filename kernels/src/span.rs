@@ -10,7 +10,10 @@
 //! bug this avoids: checking only at morsel starts, where the running min
 //! and max are still empty, never fires.) Workers scanning different ranges
 //! share one [`AtomicBool`]: the first to see the budget broken sets it, and
-//! every worker polls it before each block.
+//! every worker polls it before each block. Each worker sees only its own
+//! rows: keys that break the budget only together (one worker's low, another
+//! one's high) stop nobody, so the final answer is the workers' states
+//! merged ([`SpanScan::merge`]) and checked with [`SpanScan::exceeded`].
 //!
 //! The flag is a hint read and written with `Relaxed` ordering: it carries
 //! no data, and a worker that reads it late only scans one more block.
@@ -56,10 +59,15 @@ span_key!(i64, u64, i32, u32);
 /// How a call to [`SpanScan::scan`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// Every row scanned; the span so far is within budget.
+    /// Every row scanned; this worker's running span is within budget.
+    /// Other workers' rows are not in it: the span of the whole column is
+    /// that of the workers' states merged ([`SpanScan::merge`]), which can
+    /// exceed the budget although every worker answered `Within`; check it
+    /// with [`SpanScan::exceeded`].
     Within,
-    /// This scan saw the span exceed the budget after `rows` rows of this
-    /// call, and set the abort flag.
+    /// This scan's running span exceeds the budget after `rows` rows of
+    /// this call (0 for an empty morsel after an earlier call broke it),
+    /// and the abort flag is set.
     Exceeded {
         /// Rows of this call scanned when it stopped.
         rows: usize,
@@ -151,6 +159,13 @@ impl<T: SpanKey> SpanScan<T> {
                     rows: b * CHECK_ROWS + block.len(),
                 });
             }
+        }
+        // Only an empty morsel gets here with the budget already broken (a
+        // non-empty one stops in its first block): it must not answer
+        // `Within` for a span that is over budget.
+        if self.exceeded() {
+            abort.store(true, Ordering::Relaxed);
+            return Ok(Outcome::Exceeded { rows: values.len() });
         }
         Ok(Outcome::Within)
     }

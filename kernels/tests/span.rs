@@ -168,3 +168,56 @@ fn merged_workers_equal_one_scan() {
         Kernels::scalar().min_max(&v, None).unwrap()
     );
 }
+
+#[test]
+fn a_scan_over_budget_never_reports_within_again() {
+    // A worker whose running span already broke the budget must not answer
+    // `Within` for a later morsel, empty ones included, whatever the flag.
+    for k in levels() {
+        let abort = AtomicBool::new(false);
+        let mut s = SpanScan::<i64>::with_kernels(k, 10);
+        assert_eq!(
+            s.scan(&[0, 100], None, &abort).unwrap(),
+            Outcome::Exceeded { rows: 2 }
+        );
+        let fresh = AtomicBool::new(false);
+        assert_eq!(
+            s.scan(&[], None, &fresh).unwrap(),
+            Outcome::Exceeded { rows: 0 },
+            "{}",
+            k.level()
+        );
+        assert!(fresh.load(Ordering::Relaxed), "{}", k.level());
+        assert_ne!(s.scan(&[], None, &abort).unwrap(), Outcome::Within);
+        assert_eq!(
+            s.scan(&[5], None, &AtomicBool::new(false)).unwrap(),
+            Outcome::Exceeded { rows: 1 }
+        );
+        // A scan within budget still answers `Within` for an empty morsel.
+        let mut ok = SpanScan::<i64>::with_kernels(k, 10);
+        assert_eq!(
+            ok.scan(&[0, 10], None, &AtomicBool::new(false)).unwrap(),
+            Outcome::Within
+        );
+        assert_eq!(
+            ok.scan(&[], None, &AtomicBool::new(false)).unwrap(),
+            Outcome::Within
+        );
+    }
+}
+
+#[test]
+fn a_span_broken_only_across_workers_shows_in_the_merged_state() {
+    // Each worker's keys fit the budget; together they do not. No worker
+    // stops (each sees only its rows), and the merged state says so.
+    let abort = AtomicBool::new(false);
+    let (lo, hi) = (vec![0i64; 3000], vec![1000i64; 3000]);
+    let mut a = SpanScan::<i64>::new(500);
+    let mut b = SpanScan::<i64>::new(500);
+    assert_eq!(a.scan(&lo, None, &abort).unwrap(), Outcome::Within);
+    assert_eq!(b.scan(&hi, None, &abort).unwrap(), Outcome::Within);
+    assert!(!a.exceeded() && !b.exceeded());
+    a.merge(&b);
+    assert!(a.exceeded());
+    assert_eq!(a.span(), Some(1000));
+}
