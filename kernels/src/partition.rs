@@ -320,10 +320,12 @@ pub struct Partitions {
 
 #[cfg(feature = "alloc")]
 impl Partitions {
-    /// The rows of partition `j` (empty if `j` is out of range).
+    /// The rows of partition `j`: empty if `j` is out of range, or if the
+    /// (public, so editable) offsets do not delimit a range of `rows`.
     pub fn rows_of(&self, j: usize) -> &[u32] {
-        match (self.offsets.get(j), self.offsets.get(j + 1)) {
-            (Some(&a), Some(&b)) => &self.rows[a..b],
+        let end = j.checked_add(1).and_then(|k| self.offsets.get(k));
+        match (self.offsets.get(j), end) {
+            (Some(&a), Some(&b)) => self.rows.get(a..b).unwrap_or(&[]),
             _ => &[],
         }
     }

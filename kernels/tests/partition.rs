@@ -201,3 +201,21 @@ fn bad_arguments_are_errors() {
         );
     }
 }
+
+#[test]
+fn rows_of_never_panics_on_offsets_edited_by_the_caller() {
+    // `Partitions` has public fields: offsets that do not delimit a range of
+    // `rows` give an empty partition, not a panic.
+    let mut p = partition::partition_rows_vec(&[0, u64::MAX, 1], Radix::top(1).unwrap()).unwrap();
+    assert_eq!(
+        (p.rows_of(0), p.rows_of(1), p.rows_of(2)),
+        (&[0u32, 2][..], &[1u32][..], &[][..])
+    );
+    assert_eq!(p.rows_of(usize::MAX), &[] as &[u32]);
+    p.offsets = vec![2, 1, 9];
+    assert_eq!(p.rows_of(0), &[] as &[u32]);
+    assert_eq!(p.rows_of(1), &[] as &[u32]);
+    p.rows.clear();
+    p.offsets = vec![0, 2, 3];
+    assert_eq!(p.rows_of(0), &[] as &[u32]);
+}
