@@ -37,6 +37,11 @@ pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
             },
         }
     }
+    // An empty path would read `sys/` and `proc/` under the current
+    // directory, which from `/` is this machine posing as a recorded root.
+    if o.root.as_ref().is_some_and(|r| r.as_os_str().is_empty()) {
+        return Err("--root needs a directory".into());
+    }
     Ok(o)
 }
 

@@ -193,3 +193,49 @@ fn non_utf8_root_directory_is_read() {
         assert_eq!(v["usable_cpus"], "0-1");
     }
 }
+
+/// An empty `--root` is a mistake, not "the current directory": run from
+/// `/` it would silently read this machine as if it were a recorded root.
+#[test]
+fn empty_root_is_an_error() {
+    for args in [["topo", "--root", ""].as_slice(), &["topo", "--root="]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args(args)
+            .current_dir("/")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--root needs a directory"), "{args:?}: {err}");
+    }
+}
+
+/// Without sysfs (some containers), `keel topo` answers from proc/cpuinfo,
+/// says so in `fallback`, and still exits 0; with neither, it fails cleanly.
+#[test]
+fn root_without_sysfs_answers_from_cpuinfo() {
+    let d = std::env::temp_dir().join(format!("keel-cli-nosys-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("proc")).unwrap();
+    std::fs::write(
+        d.join("proc/cpuinfo"),
+        "processor\t: 0\nphysical id\t: 0\ncore id\t: 0\n\n\
+         processor\t: 1\nphysical id\t: 0\ncore id\t: 0\n",
+    )
+    .unwrap();
+    let out = keel(&["topo", "--json", "--root", d.to_str().unwrap()]);
+    std::fs::remove_file(d.join("proc/cpuinfo")).unwrap();
+    let bare = keel(&["topo", "--root", d.to_str().unwrap()]);
+    std::fs::remove_dir_all(&d).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["usable_cpus"], "0-1");
+    assert_eq!(v["physical_cores"], 1);
+    assert!(v["fallback"].as_str().unwrap().contains("proc/cpuinfo"));
+    assert_eq!(bare.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bare.stderr).contains("not a Linux sysfs root"));
+}
