@@ -1,7 +1,10 @@
 //! Filters: compare a column to a constant (`==`, `!=`, `<`, `<=`, `>`, `>=`,
 //! between) into a bitmap of `u64` words (bit `i % 64` of word `i / 64` is
 //! row `i`), or `and` the result into an existing bitmap for chained
-//! predicates. Bits past the last row are left zero.
+//! predicates. Only the `values.len().div_ceil(64)` words the rows need are
+//! written: the last one's bits past the last row come out zero, and words
+//! after it are left untouched (so a morsel can be filtered into the front
+//! of a longer bitmap).
 //!
 //! Floats compare by IEEE rules: a `NaN` row passes only `!=`; `-0.0 == 0.0`.
 //! Filters do not read validity: `and` the result with the validity bitmap
@@ -90,14 +93,16 @@ impl<T: Element> Predicate<T> {
     }
 }
 
-/// Writes `pred(values[i])` into bit `i` of `out`; bits past the rows are
-/// zeroed. Errors if `out` has fewer than `values.len().div_ceil(64)` words.
+/// Writes `pred(values[i])` into bit `i` of `out`; the last word's bits past
+/// the rows are zeroed, later words left untouched. Errors if `out` has
+/// fewer than `values.len().div_ceil(64)` words.
 pub fn filter<T: Element>(values: &[T], pred: Predicate<T>, out: &mut [u64]) -> Result<(), Error> {
     Kernels::current().filter(values, pred, out)
 }
 
-/// `and`s `pred(values[i])` into bit `i` of `out` (chained predicates); bits
-/// past the rows are zeroed.
+/// `and`s `pred(values[i])` into bit `i` of `out` (chained predicates); the
+/// last word's bits past the rows are zeroed, later words left untouched.
+/// Errors as [`filter`].
 pub fn filter_and<T: Element>(
     values: &[T],
     pred: Predicate<T>,

@@ -197,8 +197,9 @@ impl<T: Element> ZoneMap<T> {
         self.filter_with(Kernels::current(), values, validity, pred, out)
     }
 
-    /// Writes `pred(values[i]) && valid(i)` into bit `i` of `out` (bits past
-    /// the rows zeroed): all-fail chunks are zeroed and all-pass chunks
+    /// Writes `pred(values[i]) && valid(i)` into bit `i` of `out` (as
+    /// [`crate::filter::filter`]: the last word's bits past the rows zeroed,
+    /// words after it untouched): all-fail chunks are zeroed and all-pass chunks
     /// copied from `validity` (or set) without reading `values`; mixed chunks
     /// run the filter kernel. `values` and `validity` must be the column
     /// this map was built from (same length checked; contents are trusted).

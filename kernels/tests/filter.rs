@@ -153,4 +153,15 @@ fn short_output_is_an_error() {
     let mut out = [7u64; 4];
     filter::compare(&v, CmpOp::Eq, 0, &mut out).unwrap();
     assert_eq!(out, [!0, !0, 1, 7]);
+    // So does the `and` form, at every level.
+    for k in Kernels::supported() {
+        let mut out = [!0u64; 4];
+        k.filter_and(&v, Predicate::Cmp(CmpOp::Eq, 0), &mut out)
+            .unwrap();
+        assert_eq!(out, [!0, !0, 1, !0], "{}", k.level());
+        assert!(
+            k.filter_and(&v, Predicate::Cmp(CmpOp::Eq, 0), &mut out[..2])
+                .is_err()
+        );
+    }
 }
