@@ -8,9 +8,13 @@ use crate::hash::{M1, M2};
 /// `x * c mod 2^64` per lane, `c` a constant split as `c_lo` (any vector
 /// whose low 32 bits per lane are `c`'s) and `c_hi` (`c >> 32` per lane):
 /// `lo(x)·lo(c) + ((hi(x)·lo(c) + lo(x)·hi(c)) << 32)`.
+///
+/// # Safety
+///
+/// The CPU supports AVX2 (called from an AVX2 leaf, into which it inlines).
 #[inline(always)]
-pub(crate) fn mul_const(x: __m256i, c_lo: __m256i, c_hi: __m256i) -> __m256i {
-    // SAFETY: only ever inlined into leaves compiled with AVX2 enabled.
+pub(crate) unsafe fn mul_const(x: __m256i, c_lo: __m256i, c_hi: __m256i) -> __m256i {
+    // SAFETY: AVX2 register ops; the caller guarantees AVX2.
     unsafe {
         let lo = _mm256_mul_epu32(x, c_lo);
         let t1 = _mm256_mul_epu32(_mm256_srli_epi64::<32>(x), c_lo);
@@ -30,9 +34,12 @@ pub(crate) struct Mixer {
 }
 
 impl Mixer {
+    /// # Safety
+    ///
+    /// The CPU supports AVX2 (called from an AVX2 leaf).
     #[inline(always)]
-    pub(crate) fn new() -> Mixer {
-        // SAFETY: only ever inlined into leaves compiled with AVX2 enabled.
+    pub(crate) unsafe fn new() -> Mixer {
+        // SAFETY: AVX register ops; the caller guarantees AVX2.
         unsafe {
             Mixer {
                 m1: _mm256_set1_epi64x(M1 as i64),
@@ -44,9 +51,13 @@ impl Mixer {
     }
 
     /// `crate::hash::mix` on four lanes.
+    ///
+    /// # Safety
+    ///
+    /// The CPU supports AVX2 (called from an AVX2 leaf).
     #[inline(always)]
-    pub(crate) fn mix(self, mut x: __m256i) -> __m256i {
-        // SAFETY: only ever inlined into leaves compiled with AVX2 enabled.
+    pub(crate) unsafe fn mix(self, mut x: __m256i) -> __m256i {
+        // SAFETY: AVX2 register ops; the caller guarantees AVX2.
         unsafe {
             x = _mm256_xor_si256(x, _mm256_srli_epi64::<27>(x));
             x = mul_const(x, self.m1, self.m1_hi);
@@ -65,11 +76,13 @@ impl Mixer {
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
     let n = keys.len().min(out.len());
-    let mx = Mixer::new();
+    // SAFETY: AVX2 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let s = _mm256_set1_epi64x(seed as i64);
     let mut i = 0;
     while i + 4 <= n {
-        // SAFETY: i + 4 <= n bounds both 32-byte unaligned accesses.
+        // SAFETY: i + 4 <= n bounds both 32-byte unaligned accesses; the
+        // CPU supports AVX2 (caller contract), as `mix` needs.
         unsafe {
             let k = _mm256_loadu_si256(keys.as_ptr().add(i).cast());
             let h = mx.mix(_mm256_xor_si256(k, s));
@@ -88,10 +101,12 @@ pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn combine_u64_column(keys: &[u64], acc: &mut [u64]) {
     let n = keys.len().min(acc.len());
-    let mx = Mixer::new();
+    // SAFETY: AVX2 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let mut i = 0;
     while i + 4 <= n {
-        // SAFETY: i + 4 <= n bounds all three 32-byte unaligned accesses.
+        // SAFETY: i + 4 <= n bounds all three 32-byte unaligned accesses;
+        // the CPU supports AVX2 (caller contract), as `mix` needs.
         unsafe {
             let k = _mm256_loadu_si256(keys.as_ptr().add(i).cast());
             let a = _mm256_loadu_si256(acc.as_ptr().add(i).cast());

@@ -22,14 +22,16 @@ const BLOCK: usize = 256;
 /// `4 <= p <= 18`; `regs.len() == 1 << p`.
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma,lzcnt")]
 pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
-    let mx = Mixer::new();
+    // SAFETY: AVX2 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let s = _mm256_set1_epi64x(seed as i64);
     let mut hashes = [0u64; BLOCK];
     let mut chunks = keys.chunks_exact(BLOCK);
     for chunk in &mut chunks {
         for (j, q) in chunk.chunks_exact(4).enumerate() {
             // SAFETY: q has 4 keys (32 bytes); hashes[4j..4j+4] is in bounds
-            // since 4j + 4 <= BLOCK.
+            // since 4j + 4 <= BLOCK; the CPU supports AVX2 (caller
+            // contract), as `mix` needs.
             unsafe {
                 let k = _mm256_loadu_si256(q.as_ptr().cast());
                 let h = mx.mix(_mm256_xor_si256(k, s));

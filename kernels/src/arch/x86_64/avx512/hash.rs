@@ -13,9 +13,12 @@ pub(crate) struct Mixer {
 }
 
 impl Mixer {
+    /// # Safety
+    ///
+    /// The CPU supports AVX-512 (called from an AVX-512 leaf).
     #[inline(always)]
-    pub(crate) fn new() -> Mixer {
-        // SAFETY: only ever inlined into leaves compiled with AVX-512 enabled.
+    pub(crate) unsafe fn new() -> Mixer {
+        // SAFETY: AVX-512F register ops; the caller guarantees AVX-512.
         unsafe {
             Mixer {
                 m1: _mm512_set1_epi64(M1 as i64),
@@ -25,9 +28,13 @@ impl Mixer {
     }
 
     /// `crate::hash::mix` on eight lanes.
+    ///
+    /// # Safety
+    ///
+    /// The CPU supports AVX-512 F and DQ (called from an AVX-512 leaf).
     #[inline(always)]
-    pub(crate) fn mix(self, mut x: __m512i) -> __m512i {
-        // SAFETY: only ever inlined into leaves compiled with AVX-512 enabled.
+    pub(crate) unsafe fn mix(self, mut x: __m512i) -> __m512i {
+        // SAFETY: AVX-512 F/DQ register ops; the caller guarantees them.
         unsafe {
             x = _mm512_xor_si512(x, _mm512_srli_epi64::<27>(x));
             x = _mm512_mullo_epi64(x, self.m1);
@@ -48,11 +55,13 @@ impl Mixer {
 )]
 pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
     let n = keys.len().min(out.len());
-    let mx = Mixer::new();
+    // SAFETY: AVX-512 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let s = _mm512_set1_epi64(seed as i64);
     let mut i = 0;
     while i + 8 <= n {
-        // SAFETY: i + 8 <= n bounds both 64-byte unaligned accesses.
+        // SAFETY: i + 8 <= n bounds both 64-byte unaligned accesses; the
+        // CPU supports AVX-512 (caller contract), as `mix` needs.
         unsafe {
             let k = _mm512_loadu_si512(keys.as_ptr().add(i).cast());
             let h = mx.mix(_mm512_xor_si512(k, s));
@@ -73,10 +82,12 @@ pub(crate) unsafe fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) {
 )]
 pub(crate) unsafe fn combine_u64_column(keys: &[u64], acc: &mut [u64]) {
     let n = keys.len().min(acc.len());
-    let mx = Mixer::new();
+    // SAFETY: AVX-512 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let mut i = 0;
     while i + 8 <= n {
-        // SAFETY: i + 8 <= n bounds all three 64-byte unaligned accesses.
+        // SAFETY: i + 8 <= n bounds all three 64-byte unaligned accesses;
+        // the CPU supports AVX-512 (caller contract), as `mix` needs.
         unsafe {
             let k = _mm512_loadu_si512(keys.as_ptr().add(i).cast());
             let a = _mm512_loadu_si512(acc.as_ptr().add(i).cast());

@@ -13,9 +13,14 @@ use crate::arch::scalar::hll as scalar;
 const BLOCK: usize = 256;
 
 /// Eight hashes to eight packed `(index << 8) | rank` dwords.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512 F and CD (called from an AVX-512 leaf);
+/// `1 <= p <= 63`.
 #[inline(always)]
-fn pack(h: __m512i, p: u32) -> __m256i {
-    // SAFETY: only ever inlined into leaves compiled with AVX-512 enabled.
+unsafe fn pack(h: __m512i, p: u32) -> __m256i {
+    // SAFETY: AVX-512 F/CD register ops; the caller guarantees them.
     unsafe {
         // Per-lane shifts by a splatted count (`vpsrlvq`, one uop) rather
         // than a count in an xmm register (`vpsrlq`, two on some cores).
@@ -40,14 +45,16 @@ fn pack(h: __m512i, p: u32) -> __m256i {
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
 )]
 pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
-    let mx = Mixer::new();
+    // SAFETY: AVX-512 is enabled on this leaf (caller contract).
+    let mx = unsafe { Mixer::new() };
     let s = _mm512_set1_epi64(seed as i64);
     let mut packed = [0u32; BLOCK];
     let mut chunks = keys.chunks_exact(BLOCK);
     for chunk in &mut chunks {
         for (j, q) in chunk.chunks_exact(8).enumerate() {
             // SAFETY: q has 8 keys (64 bytes); packed[8j..8j+8] is in bounds
-            // since 8j + 8 <= BLOCK.
+            // since 8j + 8 <= BLOCK; the CPU supports AVX-512 (caller
+            // contract), as `mix` and `pack` need, and 4 <= p <= 18.
             unsafe {
                 let k = _mm512_loadu_si512(q.as_ptr().cast());
                 let v = pack(mx.mix(_mm512_xor_si512(k, s)), p);
@@ -72,7 +79,7 @@ pub(crate) unsafe fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
     let mut chunks = hashes.chunks_exact(BLOCK);
     for chunk in &mut chunks {
         for (j, q) in chunk.chunks_exact(8).enumerate() {
-            // SAFETY: as in add_u64.
+            // SAFETY: as in add_u64 (`pack` only).
             unsafe {
                 let h = _mm512_loadu_si512(q.as_ptr().cast());
                 _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), pack(h, p));
