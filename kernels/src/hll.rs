@@ -250,6 +250,10 @@ impl HyperLogLog {
 /// Ertl's improved raw estimator from a register histogram `c` (`c[k]` is
 /// the number of registers holding `k`) at precision `p`.
 ///
+/// Meant for [`HyperLogLog::histogram`]: nothing is validated. A `p` outside
+/// 4..=18 is clamped into it, only `c[..=65 - p]` is read, and counts that
+/// do not sum to `2^p` give a meaningless value (0.0 if `c[0] >= 2^p`).
+///
 /// ```
 /// use keel_kernels::hll::estimate_from_histogram;
 /// let mut c = [0u32; 66];

@@ -169,6 +169,20 @@ fn invalid_arguments_are_errors() {
     assert!(HyperLogLog::from_registers(4, 0, &[62; 16]).is_err());
     assert!(HyperLogLog::from_registers(4, 0, &[61; 16]).is_ok());
     assert!(HyperLogLog::from_registers(2, 0, &[0; 4]).is_err());
+    // The free estimator validates nothing: it clamps p, as documented.
+    let mut c = [0u32; 66];
+    c[0] = 10;
+    c[3] = 6;
+    assert_eq!(
+        estimate_from_histogram(&c, 0),
+        estimate_from_histogram(&c, 4)
+    );
+    assert_eq!(
+        estimate_from_histogram(&c, 200),
+        estimate_from_histogram(&c, 18)
+    );
+    c[0] = 16;
+    assert_eq!(estimate_from_histogram(&c, 4), 0.0);
 }
 
 #[test]
