@@ -79,9 +79,11 @@ fn parse_index(what: &'static str, full: &str, s: &str) -> Result<usize, ParseEr
 pub fn parse_cpulist(text: &str) -> Result<CpuSet, ParseError> {
     const WHAT: &str = "cpulist";
     let t = text.trim();
-    let mut set = CpuSet::new();
+    // Bitmap words, filled a word at a time: bit by bit, a 4 KiB file of
+    // `0-1048575,` repeated took seconds.
+    let mut words: alloc::vec::Vec<u64> = alloc::vec::Vec::new();
     if t.is_empty() {
-        return Ok(set);
+        return Ok(CpuSet::new());
     }
     for part in t.split(',') {
         let part = part.trim();
@@ -95,13 +97,29 @@ pub fn parse_cpulist(text: &str) -> Result<CpuSet, ParseError> {
         if b < a {
             return Err(ParseError::new(WHAT, text, "range runs backwards"));
         }
-        // Insert the top first so the bitmap grows once.
-        set.insert(b);
-        for c in a..b {
-            set.insert(c);
-        }
+        set_range(&mut words, a, b);
     }
-    Ok(set)
+    Ok(CpuSet::from_words(words))
+}
+
+/// Sets bits `a..=b` of a bitmap, growing it as needed.
+fn set_range(words: &mut alloc::vec::Vec<u64>, a: usize, b: usize) {
+    if words.len() <= b / 64 {
+        words.resize(b / 64 + 1, 0);
+    }
+    let (wa, wb) = (a / 64, b / 64);
+    // Bits from a % 64 up, and up to b % 64, within their words.
+    let lo = !0u64 << (a % 64);
+    let hi = !0u64 >> (63 - b % 64);
+    if wa == wb {
+        words[wa] |= lo & hi;
+        return;
+    }
+    words[wa] |= lo;
+    for w in &mut words[wa + 1..wb] {
+        *w = !0;
+    }
+    words[wb] |= hi;
 }
 
 /// Parses a Linux hex cpumask (`ff,ffffffff`), as in `shared_cpu_map` or
@@ -352,6 +370,28 @@ mod tests {
         );
         assert_eq!(parse_cpulist("8,0-1").unwrap().to_string(), "0-1,8");
         assert_eq!(parse_cpulist("100-130").unwrap().len(), 31);
+    }
+
+    #[test]
+    fn cpulist_ranges_at_word_edges() {
+        for (a, b) in [
+            (0, 0),
+            (0, 63),
+            (63, 64),
+            (1, 62),
+            (5, 200),
+            (64, 127),
+            (0, 1000),
+        ] {
+            let s = parse_cpulist(&alloc::format!("{a}-{b}")).unwrap();
+            assert_eq!(s.len(), b - a + 1, "{a}-{b}");
+            assert_eq!(s.first(), Some(a));
+            assert!(s.contains(b) && !s.contains(b + 1));
+            assert!(a == 0 || !s.contains(a - 1));
+            assert_eq!(s.words().len(), b / 64 + 1);
+        }
+        let top = parse_cpulist(&alloc::format!("{MAX_CPU}")).unwrap();
+        assert_eq!(top.iter().collect::<alloc::vec::Vec<_>>(), [MAX_CPU]);
     }
 
     #[test]

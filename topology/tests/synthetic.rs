@@ -460,3 +460,15 @@ fn leading_zero_entry_names_are_not_duplicates() {
     assert_eq!(t.caches(), want.caches());
     assert_eq!(t.numa_nodes(), want.numa_nodes());
 }
+
+/// A sysfs-sized (4 KiB) cpulist of 400 full-width ranges: parsing costs
+/// words, not bits. Bit by bit this took about 9 s in a debug build.
+#[test]
+fn wide_cpulist_ranges_parse_quickly() {
+    let text = "0-1048575,".repeat(400) + "0";
+    let t0 = std::time::Instant::now();
+    let s = keel_topology::parse::parse_cpulist(&text).unwrap();
+    let took = t0.elapsed();
+    assert_eq!(s.len(), keel_topology::parse::MAX_CPU + 1);
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+}
