@@ -625,6 +625,7 @@ impl Kernels {
             &[T::src(src)],
             I::idx(idx),
             &mut [T::dst(out)],
+            BLOCK,
         )
     }
 
@@ -646,6 +647,7 @@ impl Kernels {
                 &[T::src(src)],
                 I::idx(idx),
                 &mut [T::dst(out)],
+                BLOCK,
             )
         }
     }
@@ -659,7 +661,7 @@ impl Kernels {
     ) -> Result<(), GatherError> {
         frame_types(columns, outs)?;
         with_frame(columns, outs, |srcs, dsts| {
-            run_checked(self.level(), srcs, I::idx(idx), dsts)
+            run_checked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK)
         })
     }
 
@@ -677,7 +679,7 @@ impl Kernels {
         frame_types(columns, outs)?;
         with_frame(columns, outs, |srcs, dsts| {
             // SAFETY: forwarded contract; `run_unchecked` checks the shapes.
-            unsafe { run_unchecked(self.level(), srcs, I::idx(idx), dsts) }
+            unsafe { run_unchecked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK) }
         })
     }
 }
@@ -759,13 +761,16 @@ fn check_outputs(n: usize, dsts: &[Dst<'_>]) -> Result<(), GatherError> {
     }
 }
 
-/// Checks each block of indices against the frame length, then gathers it
-/// into every column.
+/// Checks each step of `step` indices against the frame length, then
+/// gathers it into every column: [`BLOCK`] for a single-column gather,
+/// [`FRAME_BLOCK`] for a frame, whatever its number of columns (so a frame
+/// of one column, too, writes nothing before an out-of-range error).
 fn run_checked(
     level: Level,
     srcs: &[Src<'_>],
     idx: Idx<'_>,
     dsts: &mut [Dst<'_>],
+    step: usize,
 ) -> Result<(), GatherError> {
     let n = idx.len();
     check_outputs(n, dsts)?;
@@ -773,7 +778,6 @@ fn run_checked(
         return Ok(());
     };
     let len = first.len();
-    let step = if srcs.len() > 1 { FRAME_BLOCK } else { BLOCK };
     let mut start = 0;
     while start < n {
         let end = start.saturating_add(step).min(n);
@@ -816,10 +820,10 @@ unsafe fn run_unchecked(
     srcs: &[Src<'_>],
     idx: Idx<'_>,
     dsts: &mut [Dst<'_>],
+    step: usize,
 ) -> Result<(), GatherError> {
     let n = idx.len();
     check_outputs(n, dsts)?;
-    let step = if srcs.len() > 1 { FRAME_BLOCK } else { BLOCK };
     let mut start = 0;
     // Steps here too, so a frame's columns share the step's indices in cache.
     while start < n {

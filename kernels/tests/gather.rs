@@ -592,3 +592,36 @@ fn check_offsets<T: Val, I: Ix>(seed: u64) {
 fn every_offset() {
     each_type!(check_offsets, 200);
 }
+
+/// A frame, of one column or of several, writes nothing when an index past
+/// the first steps is out of range (a single-column gather may: it checks a
+/// block at a time).
+#[test]
+fn frame_writes_nothing_before_an_out_of_range_error() {
+    let src: Vec<u64> = (1..=100).collect();
+    let n = if cfg!(miri) { 1100 } else { 5000 };
+    let mut idx = vec![5u32; n];
+    idx[n - 3] = 100;
+    let want = Err(GatherError::OutOfRange {
+        position: n - 3,
+        index: 100,
+        len: 100,
+    });
+    for k in levels() {
+        for columns in [1, 2, 17] {
+            let mut outs_data = vec![vec![0u64; n]; columns];
+            let cols = vec![Column::new(&src); columns];
+            let mut outs: Vec<ColumnMut<'_>> =
+                outs_data.iter_mut().map(|o| ColumnMut::new(o)).collect();
+            assert_eq!(k.gather_frame(&cols, &idx, &mut outs), want);
+            drop(outs);
+            for o in &outs_data {
+                assert!(
+                    o.iter().all(|&x| x == 0),
+                    "{} {columns} columns: rows written before the error",
+                    k.level()
+                );
+            }
+        }
+    }
+}
