@@ -472,3 +472,18 @@ fn wide_cpulist_ranges_parse_quickly() {
     assert_eq!(s.len(), keel_topology::parse::MAX_CPU + 1);
     assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
 }
+
+/// proc/cpuinfo carries firmware strings (model names, ARM `Hardware`
+/// lines) that need not be UTF-8; keel reads only its numeric fields, so
+/// such a line must not fail the load.
+#[test]
+fn non_utf8_cpuinfo_text_does_not_fail_the_load() {
+    let m = machine("cpuinfo-bytes", 4);
+    std::fs::write(
+        m.0.join("proc/cpuinfo"),
+        b"processor\t: 0\nmodel name\t: Caf\xe9 CPU\nphysical id\t: 0\n",
+    )
+    .unwrap();
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("0-3"));
+}

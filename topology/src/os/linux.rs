@@ -98,8 +98,8 @@ impl Sysfs {
     }
 
     /// The file's text with invalid UTF-8 replaced, for tables whose lines
-    /// are independent (the mount table): one mount point named in another
-    /// encoding must not hide the cgroup mounts around it.
+    /// are independent (the mount table, cpuinfo): one mount point or model
+    /// name in another encoding must not hide the lines around it.
     pub(crate) fn text_lossy(&self, rel: &str) -> Res<Option<String>> {
         Ok(self
             .bytes(rel)?
@@ -583,7 +583,9 @@ struct CpuInfo {
 
 impl CpuInfo {
     fn read(fs: &Sysfs) -> Res<CpuInfo> {
-        let Some(text) = fs.text("proc/cpuinfo")? else {
+        // Lossy: firmware strings (model names, ARM `Hardware`) need not be
+        // UTF-8, and only the numeric fields are read.
+        let Some(text) = fs.text_lossy("proc/cpuinfo")? else {
             return Ok(CpuInfo::default());
         };
         let mut info = CpuInfo::default();
