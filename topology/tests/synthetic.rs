@@ -487,3 +487,25 @@ fn non_utf8_cpuinfo_text_does_not_fail_the_load() {
     let t = m.load().unwrap();
     assert_eq!(t.usable_cpus(), &set("0-3"));
 }
+
+/// cgroup v2 shows a controller's files only where the parent enables it:
+/// a job cgroup under a cpuset-limited parent that does not delegate the
+/// controller has no `cpuset.cpus.effective` of its own, yet the parent's
+/// limit applies to it.
+#[test]
+fn cgroup_v2_cpuset_of_the_nearest_ancestor_applies() {
+    let m = machine("v2-nested", 8);
+    m.write("proc/self/cgroup", "0::/app/job\n");
+    m.write(
+        "proc/self/mountinfo",
+        "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n",
+    );
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+    m.write("sys/fs/cgroup/cpuset.cpus.effective", "0-7\n");
+    m.write("sys/fs/cgroup/cpuset.mems.effective", "0\n");
+    m.write("sys/fs/cgroup/app/cpuset.cpus.effective", "2-5\n");
+    m.write("sys/fs/cgroup/app/cpuset.mems.effective", "0\n");
+    m.write("sys/fs/cgroup/app/job/cgroup.controllers", "");
+    let t = m.load().unwrap();
+    assert_eq!(t.usable_cpus(), &set("2-5"));
+}

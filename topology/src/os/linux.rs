@@ -847,14 +847,21 @@ impl Cgroups {
         let Some((m, p, flavor)) = &self.cpuset else {
             return Ok(None);
         };
-        let d = Self::dir(fs, m, p);
-        let file = match flavor {
-            CpusetFlavor::V2 => format!("{d}/cpuset.{attr}.effective"),
-            CpusetFlavor::V1 => format!("{d}/cpuset.{attr}"),
-            CpusetFlavor::Legacy => format!("{d}/{attr}"),
-        };
-        // An empty file means "not configured", not "nothing allowed".
-        fs.cpulist(&file)
+        // cgroup v2 shows the file only where the parent enables the
+        // controller; the nearest cgroup that has it sets the limit (its
+        // effective set already folds in every ancestor's).
+        for d in Self::ancestors(fs, m, p) {
+            let file = match flavor {
+                CpusetFlavor::V2 => format!("{d}/cpuset.{attr}.effective"),
+                CpusetFlavor::V1 => format!("{d}/cpuset.{attr}"),
+                CpusetFlavor::Legacy => format!("{d}/{attr}"),
+            };
+            if fs.exists(&file) {
+                // An empty file means "not configured", not "nothing allowed".
+                return fs.cpulist(&file);
+            }
+        }
+        Ok(None)
     }
 
     /// The tightest quota along the path from the process's cgroup to the
