@@ -9,7 +9,10 @@ use core::fmt;
 
 /// A set of OS CPU (or NUMA node) indexes, as a bitmap.
 ///
-/// Displays in Linux cpulist syntax (`0-3,8,10-11`).
+/// Displays in Linux cpulist syntax (`0-3,8,10-11`). Memory is one bit per
+/// index up to the highest member, so the parsers cap indexes at
+/// [`parse::MAX_CPU`](crate::parse::MAX_CPU); [`insert`](CpuSet::insert)
+/// takes any index and allocates accordingly.
 ///
 /// ```
 /// use keel_topology::CpuSet;
@@ -29,7 +32,13 @@ impl CpuSet {
         CpuSet { words: Vec::new() }
     }
 
-    /// Adds `cpu`.
+    /// Adds `cpu`, growing the bitmap to `cpu / 64 + 1` words.
+    ///
+    /// # Panics
+    ///
+    /// Like `Vec`, on capacity overflow (`cpu` near `usize::MAX`); an
+    /// allocation failure for a huge `cpu` aborts. Indexes from the OS or
+    /// the parsers stay below [`parse::MAX_CPU`](crate::parse::MAX_CPU).
     pub fn insert(&mut self, cpu: usize) {
         let w = cpu / 64;
         if w >= self.words.len() {
