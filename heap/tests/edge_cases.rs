@@ -348,7 +348,7 @@ fn pages_of_a_direct_map_before_its_data_are_interior_pointers() {
         let mut q = chunk;
         while q < p as usize {
             // SAFETY: `q` is in the head chunk of a live direct map.
-            let r = unsafe { h.check_free(q as *mut u8) };
+            let r = unsafe { h.check_free(p.with_addr(q)) };
             assert_eq!(r, Err(BadPointer::Interior(q)), "align {align} at {q:#x}");
             q += PAGE;
         }
