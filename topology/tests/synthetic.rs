@@ -509,3 +509,28 @@ fn cgroup_v2_cpuset_of_the_nearest_ancestor_applies() {
     let t = m.load().unwrap();
     assert_eq!(t.usable_cpus(), &set("2-5"));
 }
+
+/// arm64 removes `regs/identification` when a CPU goes offline: with CPU 0
+/// offline, the other CPUs' MIDRs must still tell big from little cores.
+#[test]
+fn midr_kinds_survive_an_offline_cpu0() {
+    let m = machine("midr-off0", 8);
+    m.write("sys/devices/system/cpu/online", "1-7\n");
+    for c in 0..8 {
+        let d = format!("sys/devices/system/cpu/cpu{c}");
+        m.remove(&format!("{d}/cpu_capacity"));
+        m.remove(&format!("{d}/cpufreq"));
+        if c > 0 {
+            let midr = if c < 4 {
+                "0x00000000410fd050\n"
+            } else {
+                "0x00000000410fd0b0\n"
+            };
+            m.write(&format!("{d}/regs/identification/midr_el1"), midr);
+        }
+    }
+    let t = m.load().unwrap();
+    let kinds: Vec<String> = t.core_kinds().iter().map(|k| k.cpus.to_string()).collect();
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    assert!(kinds.contains(&"1-3".to_string()) && kinds.contains(&"4-7".to_string()));
+}

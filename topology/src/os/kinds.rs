@@ -152,7 +152,11 @@ fn parse_hex(text: &str) -> Result<u64, parse::ParseError> {
 /// Reads and ranks the core kinds of the CPUs in `cpus`.
 pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
     let mut per: Vec<PerCpu> = Vec::with_capacity(cpus.len());
-    let use_midr = fs.exists(&format!("{CPU_DIR}/cpu0/regs/identification/midr_el1"));
+    // The first CPU of the set, not cpu0: arm64 removes `regs/` from
+    // offline CPUs, and cpu0 may be one.
+    let use_midr = cpus
+        .first()
+        .is_some_and(|c| fs.exists(&format!("{CPU_DIR}/cpu{c}/regs/identification/midr_el1")));
     // -1: not decided; 1: use ACPI CPPC nominal frequency; 0: do not.
     let mut use_cppc: i8 = -1;
     let mut max_without_base = false;
