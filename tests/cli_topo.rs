@@ -239,3 +239,61 @@ fn root_without_sysfs_answers_from_cpuinfo() {
     assert_eq!(bare.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bare.stderr).contains("not a Linux sysfs root"));
 }
+
+/// A recorded root is data, and hostile data may hold special files where
+/// sysfs attributes belong: an endless one (a link to /dev/zero) is refused
+/// after a bound instead of eating memory, and a FIFO without a writer
+/// reads as empty instead of blocking forever.
+#[cfg(unix)]
+#[test]
+fn special_files_in_a_root_neither_hang_nor_exhaust_memory() {
+    use std::time::{Duration, Instant};
+    let d = temp_root("special");
+    let online = d.join("sys/devices/system/cpu/online");
+    std::os::unix::fs::symlink("/dev/zero", &online).unwrap();
+    // Under a 1 GiB address-space limit, so the unbounded read this guards
+    // against ends in an allocation failure, not in the OOM killer.
+    let run = |d: &Path| {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("ulimit -v 1048576; exec \"$0\" topo --root \"$1\"")
+            .arg(env!("CARGO_BIN_EXE_keel"))
+            .arg(d)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t0.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(child.wait_with_output().unwrap())
+    };
+    let out = run(&d).expect("keel topo on /dev/zero finished");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("online") && err.contains("larger than"),
+        "{err}"
+    );
+    std::fs::remove_file(&online).unwrap();
+    let made = Command::new("mkfifo").arg(&online).status();
+    if !made.is_ok_and(|s| s.success()) {
+        std::fs::remove_dir_all(&d).unwrap();
+        println!("skipped the FIFO half: mkfifo unavailable");
+        return;
+    }
+    let out = run(&d);
+    std::fs::remove_dir_all(&d).unwrap();
+    let out = out.expect("keel topo on a FIFO finished");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

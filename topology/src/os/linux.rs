@@ -21,13 +21,36 @@ use crate::{Cache, CacheKind, CpuSet, NumaNode, TopologyError};
 const CPU_DIR: &str = "sys/devices/system/cpu";
 const NODE_DIR: &str = "sys/devices/system/node";
 
+/// The most a file may hold: far above any real attribute or procfs table
+/// (cpuinfo of 8192 CPUs is ~20 MiB), far below what would hurt.
+const MAX_FILE_BYTES: u64 = 64 << 20;
+
 /// Reads a whole file without asking its size first: sysfs reports 4096
 /// for every attribute, so the `stat` that `fs::read` makes buys nothing.
+///
+/// A recorded root is data and may hold special files: the read stops at
+/// [`MAX_FILE_BYTES`] (a link to `/dev/zero` would never end), and the
+/// open does not block (a FIFO without a writer would wait forever; it
+/// reads as empty).
 fn read_small(path: &Path) -> io::Result<Vec<u8>> {
     use std::io::Read as _;
-    let mut f = fs::File::open(path)?;
+    let mut opts = fs::OpenOptions::new();
+    opts.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        // No effect on regular files, sysfs or procfs.
+        opts.custom_flags(libc::O_NONBLOCK);
+    }
+    let f = opts.open(path)?;
     let mut buf = Vec::with_capacity(128);
-    f.read_to_end(&mut buf)?;
+    f.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > MAX_FILE_BYTES {
+        return Err(io::Error::other(format!(
+            "larger than {} MiB",
+            MAX_FILE_BYTES >> 20
+        )));
+    }
     Ok(buf)
 }
 
