@@ -77,6 +77,12 @@ impl Topology {
     }
 
     /// CPUs this process may run on: online ∩ affinity ∩ cgroup cpuset.
+    ///
+    /// On the live machine the affinity is the mask of the thread that
+    /// called `Topology::detect` (Linux keeps one per thread): a
+    /// thread pinned to fewer CPUs than the process has sees only those, so
+    /// detect from an unpinned thread, or pass a mask with
+    /// `Loader::affinity`.
     pub fn usable_cpus(&self) -> &CpuSet {
         &self.usable
     }
