@@ -1,6 +1,7 @@
 //! loom models of the two lock-free protocols: the foreign list (two threads
 //! push while the owner drains) and abandon/adopt (the adopter sees the
-//! previous owner's writes and recovers every foreign free pushed meanwhile).
+//! previous owner's writes and recovers every foreign free pushed meanwhile;
+//! two adopters racing, one of them `release_pages` abandoning it again).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
 use crate::foreign::ForeignList;
@@ -139,5 +140,81 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
         drain(&h.foreign, &mut seen);
         seen.sort();
         assert_eq!(seen, vec![0, 1]);
+    });
+}
+
+/// Two threads race for one abandoned heap while a third frees into it: a new
+/// thread's `acquire` (adopts and keeps the heap) and `raw::release_pages`
+/// (adopts, collects, abandons again). Whoever wins owns the local state
+/// alone (loom's cell reports any unordered access), the heap is never owned
+/// twice, and the pending free is drained exactly once by some owner.
+#[test]
+fn loom_two_adopters_race_and_release_pages_abandons_again() {
+    loom::model(|| {
+        let h = Arc::new(HeapModel {
+            ownership: Ownership::new_owned(),
+            foreign: ForeignList::new(),
+            local: UnsafeCell::new(0),
+        });
+        // The first owner exits.
+        h.local.with_mut(|v| {
+            // SAFETY: still the owner here.
+            unsafe { *v = 1 }
+        });
+        h.ownership.abandon();
+        let ns = nodes(1);
+        let owner_work = |h: &HeapModel, seen: &mut Vec<usize>| {
+            // SAFETY: called only after a successful `try_adopt`, so this
+            // thread owns `local` until it abandons the heap (or forever).
+            h.local.with_mut(|v| unsafe { *v += 1 });
+            drain(&h.foreign, seen);
+        };
+        // A new thread adopts the heap and keeps it.
+        let newcomer = {
+            let h = h.clone();
+            thread::spawn(move || {
+                let mut seen = Vec::new();
+                let adopted = h.ownership.try_adopt();
+                if adopted {
+                    owner_work(&h, &mut seen);
+                }
+                (adopted, seen)
+            })
+        };
+        // release_pages: adopt, collect, abandon again.
+        let releaser = {
+            let h = h.clone();
+            thread::spawn(move || {
+                let mut seen = Vec::new();
+                let adopted = h.ownership.try_adopt();
+                if adopted {
+                    owner_work(&h, &mut seen);
+                    h.ownership.abandon();
+                }
+                (adopted, seen)
+            })
+        };
+        let pusher = {
+            let h = h.clone();
+            let p = SendPtr(ns[0]);
+            // SAFETY: the node is pushed once and not touched again.
+            thread::spawn(move || unsafe { h.foreign.push(p.0) })
+        };
+        let (kept, mut seen) = newcomer.join().unwrap();
+        let (released, seen2) = releaser.join().unwrap();
+        pusher.join().unwrap();
+        seen.extend(seen2);
+        // The newcomer's ownership passes to us through the join; otherwise
+        // the heap must be abandoned now.
+        assert!(kept || h.ownership.try_adopt(), "heap left owned by nobody");
+        if kept {
+            assert!(!h.ownership.is_abandoned(), "kept heap shows abandoned");
+        }
+        drain(&h.foreign, &mut seen);
+        assert_eq!(seen, vec![0], "the pending free drained exactly once");
+        let adoptions = 1 + kept as usize + released as usize;
+        // SAFETY: every other thread has been joined.
+        let v = h.local.with(|v| unsafe { *v });
+        assert_eq!(v, adoptions, "an owner's work was lost or doubled");
     });
 }
