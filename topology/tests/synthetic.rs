@@ -534,3 +534,25 @@ fn midr_kinds_survive_an_offline_cpu0() {
     assert_eq!(kinds.len(), 2, "{kinds:?}");
     assert!(kinds.contains(&"1-3".to_string()) && kinds.contains(&"4-7".to_string()));
 }
+
+/// A CPU listed twice in proc/cpuinfo (with different core IDs) is still
+/// one CPU on one core: bandwidth workers never outnumber latency ones.
+#[test]
+fn duplicate_cpuinfo_processors_make_no_extra_cores() {
+    let m = machine("cpuinfo-dup", 2);
+    for c in 0..2 {
+        m.remove(&format!("sys/devices/system/cpu/cpu{c}/topology"));
+    }
+    m.write(
+        "proc/cpuinfo",
+        "processor\t: 0\nphysical id\t: 0\ncore id\t: 0\n\n\
+         processor\t: 1\nphysical id\t: 0\ncore id\t: 0\n\n\
+         processor\t: 1\nphysical id\t: 0\ncore id\t: 1\n\n\
+         processor\t: 0\nphysical id\t: 1\ncore id\t: 7\n",
+    );
+    let t = m.load().unwrap();
+    let cores: Vec<String> = t.cores().iter().map(|c| c.cpus.to_string()).collect();
+    assert_eq!(cores, ["0-1"]);
+    assert_eq!(t.packages().len(), 1);
+    assert!(t.workers_for(Work::Bandwidth) <= t.workers_for(Work::Latency));
+}

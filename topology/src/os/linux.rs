@@ -350,10 +350,14 @@ fn cores_from_cpuinfo(info: &CpuInfo, online: &CpuSet, raw: &mut Raw) {
     use std::collections::BTreeMap;
     let mut cores: BTreeMap<(i64, i64), CpuSet> = BTreeMap::new();
     let mut pkgs: BTreeMap<i64, CpuSet> = BTreeMap::new();
+    // A processor listed again (with other IDs) keeps its first entry, so
+    // each CPU lies in one core and one package.
+    let mut seen = CpuSet::new();
     for p in &info.procs {
-        if !online.contains(p.processor) {
+        if !online.contains(p.processor) || seen.contains(p.processor) {
             continue;
         }
+        seen.insert(p.processor);
         if let (Some(pk), Some(co)) = (p.physical_id, p.core_id) {
             cores.entry((pk, co)).or_default().insert(p.processor);
         }
