@@ -95,11 +95,16 @@ impl Raw {
         fn find<'a>(mut sets: impl Iterator<Item = &'a CpuSet>, cpu: usize) -> Option<usize> {
             sets.position(|s| s.contains(cpu))
         }
+        // Cores partition the CPUs: sibling masks that disagree (a buggy
+        // or hostile sysfs) must not count one CPU in two cores, so a CPU
+        // stays with the first core that claims it.
+        let mut claimed = CpuSet::new();
         let mut cores: Vec<Core> = self
             .cores
             .into_iter()
             .filter_map(|cpus| {
-                let cpus = cpus.and(&usable);
+                let cpus = cpus.and(&usable).and_not(&claimed);
+                cpus.iter().for_each(|c| claimed.insert(c));
                 let first = cpus.first()?;
                 Some(Core {
                     package: find(packages.iter().map(|p| &p.cpus), first).unwrap_or(0),

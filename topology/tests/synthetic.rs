@@ -556,3 +556,21 @@ fn duplicate_cpuinfo_processors_make_no_extra_cores() {
     assert_eq!(t.packages().len(), 1);
     assert!(t.workers_for(Work::Bandwidth) <= t.workers_for(Work::Latency));
 }
+
+/// Sibling masks that disagree (cpu0 says it shares a core with cpu1, cpu1
+/// says it is alone) must not put one usable CPU in two cores.
+#[test]
+fn conflicting_sibling_masks_make_no_extra_cores() {
+    let m = machine("sib-conflict", 2);
+    m.write(
+        "sys/devices/system/cpu/cpu0/topology/thread_siblings",
+        "3\n",
+    );
+    m.write(
+        "sys/devices/system/cpu/cpu1/topology/thread_siblings",
+        "2\n",
+    );
+    let t = Loader::new(&m.0).affinity(set("1")).load().unwrap();
+    assert_eq!(t.cores().len(), 1, "{:?}", t.cores());
+    assert!(t.workers_for(Work::Bandwidth) <= t.workers_for(Work::Latency));
+}
