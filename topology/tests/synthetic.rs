@@ -574,3 +574,17 @@ fn conflicting_sibling_masks_make_no_extra_cores() {
     assert_eq!(t.cores().len(), 1, "{:?}", t.cores());
     assert!(t.workers_for(Work::Bandwidth) <= t.workers_for(Work::Latency));
 }
+
+/// `node/online` naming a million nodes that have no directories costs one
+/// directory listing, not a million failed opens (about 6 s before).
+#[test]
+fn huge_node_online_list_is_cheap() {
+    let m = machine("node-online", 2);
+    m.write("sys/devices/system/node/online", "0-1048575\n");
+    let t0 = std::time::Instant::now();
+    let t = m.load().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(t.numa_nodes().len(), 1);
+    assert_eq!(t.numa_nodes()[0].memory_bytes, 1 << 30);
+    assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
+}

@@ -421,9 +421,12 @@ fn read_caches(fs: &Sysfs, topo: &CpuSet, raw: &mut Raw) -> Res<()> {
 }
 
 fn read_numa(fs: &Sysfs, online: &CpuSet, raw: &mut Raw) -> Res<()> {
+    // Online nodes that have a directory: one listing, then only those (a
+    // hostile `online` of a million nodes cost a million failed opens).
+    let dirs = fs.numbered(NODE_DIR, "node");
     let ids: Vec<usize> = match fs.cpulist(&format!("{NODE_DIR}/online"))? {
-        Some(s) => s.iter().collect(),
-        None => fs.numbered(NODE_DIR, "node"),
+        Some(s) => dirs.into_iter().filter(|&n| s.contains(n)).collect(),
+        None => dirs,
     };
     // NUMA nodes backed by NVIDIA GPU memory are not CPU-local memory.
     let gpu_nodes = gpu_numa_nodes(fs)?;
