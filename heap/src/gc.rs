@@ -146,13 +146,14 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
 }
 
 /// Idle decay and the GC deadline: cheap to call from any slow path.
+/// Returns whether a GC ran.
 ///
 /// # Safety
 /// The caller owns `h`.
-pub(crate) unsafe fn maybe_collect(h: &HeapCore) {
+pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
     let decay = crate::options().decay_ms;
     if decay == 0 {
-        return;
+        return false;
     }
     let now = os::now_ms();
     // SAFETY: owner-only.
@@ -170,7 +171,10 @@ pub(crate) unsafe fn maybe_collect(h: &HeapCore) {
     } else if since_gc >= decay {
         // SAFETY: forwarded ownership.
         unsafe { run(h, Release::Amortized) };
+    } else {
+        return false;
     }
+    true
 }
 
 /// Marks the heap active now (slow paths), for idle decay.

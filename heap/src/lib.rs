@@ -373,7 +373,7 @@ impl Heap {
     /// Runs the idle decay or the GC if their deadlines passed.
     pub fn maybe_collect(&self) {
         // SAFETY: the handle owns the heap.
-        unsafe { gc::maybe_collect(self.core()) }
+        unsafe { gc::maybe_collect(self.core()) };
     }
 
     /// Checks every invariant of this heap's structures.

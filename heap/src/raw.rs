@@ -363,7 +363,7 @@ pub fn alloc_after_fast(size: usize, align: usize, zero: bool, every: u32) -> *m
                 h.tick(mask);
             }
             if h.tick_due(mask) {
-                gc::maybe_collect(h);
+                collect_due(h);
             }
             h.alloc(size, align, zero)
         },
@@ -527,12 +527,37 @@ pub fn release_pages() {
 }
 
 /// Cheap check for slow paths: runs the idle decay (release everything after
-/// `decay_ms` of quiet) or the GC when its deadline passed.
+/// `decay_ms` of quiet) or the GC when its deadline passed; when one ran,
+/// it also runs the same check on heaps abandoned by exited threads.
 pub fn maybe_collect() {
     // SAFETY: the slot is null or this thread's live heap.
     if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
-        unsafe { gc::maybe_collect(h) }
+        unsafe { collect_due(h) }
+    }
+}
+
+/// The collection deadline of this thread's heap `h`, and, whenever that ran
+/// a GC (so at most once per `decay_ms` per thread), of the heaps exited
+/// threads abandoned: nobody else runs their idle decay, and no new thread
+/// may ever come to adopt them, so the memory they hold (and the blocks
+/// other threads freed onto their foreign lists since) would stay resident.
+///
+/// # Safety
+/// This thread owns `h`.
+unsafe fn collect_due(h: &HeapCore) {
+    // SAFETY: forwarded ownership.
+    if unsafe { gc::maybe_collect(h) } {
+        heap::for_each_heap(|a, abandoned| {
+            if abandoned && a.ownership.try_adopt() {
+                // SAFETY: adopted just now (so quiet since its owner left or
+                // the last sweep), given back right after.
+                unsafe {
+                    gc::maybe_collect(a);
+                    a.abandon();
+                }
+            }
+        });
     }
 }
 

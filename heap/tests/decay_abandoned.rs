@@ -1,0 +1,58 @@
+//! The idle decay also returns memory held by heaps of exited threads: a
+//! producer thread allocates and exits, the survivor frees everything (onto
+//! the abandoned heap's foreign list) and goes quiet; with no new thread to
+//! adopt that heap, the survivor's own decay must release it. One test in
+//! its own process (global options, exact release figures); timing-driven,
+//! so not under Miri.
+#![cfg(not(any(keel_loom, miri)))]
+
+mod common;
+use common::SendPtr;
+use keel_heap::{MEDIUM_MAX, Options, configure, raw, stats};
+use std::time::Duration;
+
+#[test]
+fn idle_decay_releases_what_exited_threads_left() {
+    let decay = Duration::from_millis(50);
+    configure(Options {
+        decay_ms: decay.as_millis() as u64,
+        ..Options::default()
+    });
+    let size = MEDIUM_MAX / 2;
+    let n = 64; // 32 MiB of medium blocks
+    // This thread's own heap first, so that it adopts nothing later.
+    let mine = raw::alloc(size, 8);
+    assert!(!mine.is_null());
+    let blocks: Vec<SendPtr> = std::thread::spawn(move || {
+        (0..n)
+            .map(|_| {
+                let p = raw::alloc(size, 8);
+                assert!(!p.is_null());
+                // SAFETY: a live block of `size` bytes.
+                unsafe { p.write_bytes(1, size) };
+                SendPtr(p)
+            })
+            .collect()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(stats().abandoned, 1, "the producer's heap is abandoned");
+    for p in blocks {
+        // SAFETY: live blocks of the abandoned heap, freed once.
+        unsafe { raw::free(p.0) };
+    }
+    // SAFETY: live, freed once.
+    unsafe { raw::free(mine) };
+    let r0 = stats().released;
+    std::thread::sleep(decay * 3);
+    raw::maybe_collect();
+    let released = stats().released - r0;
+    println!("idle decay released {released} bytes");
+    assert!(
+        released >= (n * size) as u64 / 2,
+        "idle decay released {released} bytes of the {} an exited thread left",
+        n * size
+    );
+    assert_eq!(stats().abandoned, 1, "the heap is given back for adoption");
+    configure(Options::default());
+}
