@@ -588,3 +588,28 @@ fn huge_node_online_list_is_cheap() {
     assert_eq!(t.numa_nodes()[0].memory_bytes, 1 << 30);
     assert!(took < std::time::Duration::from_secs(2), "took {took:?}");
 }
+
+/// A PMU CPU list naming a CPU that is offline (or has no topology) must
+/// not add a phantom kind that makes the real kinds' ranking ambiguous.
+#[test]
+fn pmu_list_with_an_offline_cpu_keeps_kinds_ranked() {
+    let m = machine("pmu-offline", 8);
+    m.write("sys/devices/system/cpu/online", "0-6\n");
+    m.write("sys/devices/cpu_core/cpus", "0-3\n");
+    m.write("sys/devices/cpu_atom/cpus", "4-7\n");
+    for c in 0..8 {
+        let d = format!("sys/devices/system/cpu/cpu{c}");
+        let cap = if c < 4 { "1024\n" } else { "512\n" };
+        m.write(&format!("{d}/cpu_capacity"), cap);
+        m.remove(&format!("{d}/cpufreq"));
+    }
+    let t = m.load().unwrap();
+    let kinds: Vec<(String, String)> = t
+        .core_kinds()
+        .iter()
+        .map(|k| (k.cpus.to_string(), k.label.clone()))
+        .collect();
+    assert_eq!(kinds.len(), 2, "{kinds:?}");
+    assert_eq!(kinds[0].0, "4-6", "{kinds:?}");
+    assert!(kinds.iter().all(|k| !k.1.contains("unranked")), "{kinds:?}");
+}

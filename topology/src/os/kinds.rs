@@ -228,7 +228,10 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
         // Intel hybrid PMUs (only x86 kernels have these devices).
         for (dev, ty) in [("cpu_atom", 2), ("cpu_core", 3), ("cpu_lowpower", 1)] {
             if let Some(set) = fs.cpulist(&format!("sys/devices/{dev}/cpus"))? {
-                register(&mut kinds, set, None, Info::CoreType(ty));
+                // Only the CPUs being ranked: an offline CPU in the list
+                // would be a phantom kind, with no frequency or capacity,
+                // that makes the real kinds' ranking ambiguous.
+                register(&mut kinds, set.and(cpus), None, Info::CoreType(ty));
             }
         }
     }
