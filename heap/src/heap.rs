@@ -330,7 +330,9 @@ impl HeapCore {
                 return p;
             }
         }
-        if size > isize::MAX as usize || align > isize::MAX as usize / 4 {
+        // No mapping can serve these: fail before the retry below collects
+        // (a full release of this heap) for nothing.
+        if size > crate::MAX_SIZE || align > crate::MAX_ALIGN {
             return ptr::null_mut();
         }
         // SAFETY: owner-only state.

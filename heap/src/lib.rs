@@ -95,6 +95,14 @@ pub const MEDIUM_MAX: usize = {
     if half < (1 << 20) { half } else { 1 << 20 }
 };
 
+/// The largest size keel-heap can ever serve: a quarter of the address
+/// space, page-rounded (no system maps more). Larger requests return null
+/// at once, without first collecting memory the program may reuse.
+pub const MAX_SIZE: usize = (isize::MAX as usize / 2) & !(PAGE - 1);
+/// The largest alignment keel-heap serves (2^60 on 64-bit targets); larger
+/// ones return null at once, as [`MAX_SIZE`] does.
+pub const MAX_ALIGN: usize = 1 << (usize::BITS - 4);
+
 /// Tuning knobs; see [`configure`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {

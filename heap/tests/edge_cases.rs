@@ -113,6 +113,42 @@ fn near_usize_max_sizes_return_null_without_abort() {
     );
 }
 
+/// A request no mapping can serve fails at once: it used to run the
+/// out-of-memory retry's full GC first, releasing (for nothing) the free
+/// memory the program was about to reuse, on every such call.
+#[test]
+fn impossible_requests_fail_without_collecting() {
+    use keel_heap::{MAX_ALIGN, MAX_SIZE};
+    assert_eq!(MAX_SIZE % PAGE, 0);
+    assert!(MAX_ALIGN.is_power_of_two() && MAX_ALIGN < MAX_SIZE);
+    let h = Heap::new().unwrap();
+    // Free memory a collection would release.
+    let p = h.alloc(MEDIUM_MAX / 2, 8);
+    // SAFETY: a live block, written and freed once.
+    unsafe {
+        p.write_bytes(1, MEDIUM_MAX / 2);
+        h.free(p);
+    }
+    let before = h.stats();
+    for (size, align) in [
+        (MAX_SIZE + 1, 8),
+        (1 << 62, 8),
+        (isize::MAX as usize, 1),
+        (8, MAX_ALIGN * 2),
+        (MEDIUM_MAX + 1, MAX_ALIGN * 4),
+    ] {
+        assert!(h.alloc(size, align).is_null(), "{size:#x} at {align:#x}");
+        assert!(h.alloc_zeroed(size, align).is_null());
+    }
+    let after = h.stats();
+    assert_eq!(
+        after.gc_passes, before.gc_passes,
+        "an impossible request ran a GC"
+    );
+    assert_eq!(after.released, before.released);
+    h.is_valid().unwrap();
+}
+
 #[test]
 fn non_power_of_two_alignment_returns_null() {
     let h = Heap::new().unwrap();
