@@ -14,8 +14,10 @@ use keel_heap::raw;
 pub const MIN_ALIGN: usize = 16;
 
 /// Requests above this are refused with `ENOMEM` before reaching the heap:
-/// no mapping can be this large, and rounding it up could overflow.
-pub const MAX_SIZE: usize = isize::MAX as usize - (1 << 20);
+/// no mapping can be this large (keel-heap's own limit), so the
+/// out-of-memory retry, which releases every free page first, is not run
+/// for them.
+pub const MAX_SIZE: usize = keel_heap::MAX_SIZE;
 
 /// Allocations at least this large check the heap's collection deadline
 /// first ([`raw::maybe_collect`]): they are slow paths anyway, and a program
@@ -158,14 +160,15 @@ fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     alloc_slow(size, align, zeroed)
 }
 
-/// Large requests and failures: refuses sizes beyond [`MAX_SIZE`], checks
+/// Large requests and failures: refuses sizes beyond [`MAX_SIZE`] and
+/// alignments beyond keel-heap's [`MAX_ALIGN`](keel_heap::MAX_ALIGN), checks
 /// the collection deadline before mapping, and on failure asks the heap to
 /// release what it holds free and tries once more, so cached free memory
 /// never turns into a spurious out-of-memory.
 #[cold]
 #[inline(never)]
 fn alloc_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
-    if size > MAX_SIZE {
+    if size > MAX_SIZE || align > keel_heap::MAX_ALIGN {
         return refuse(Refusal::TooLarge);
     }
     let get = || {
