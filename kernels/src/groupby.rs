@@ -51,6 +51,12 @@ impl CountTable {
     }
 
     /// An empty table with room for `groups` keys, hashing with `seed`.
+    ///
+    /// # Panics
+    ///
+    /// As `Vec::with_capacity` and hashbrown's: if `groups` keys need more
+    /// buckets than `usize` can count ("capacity overflow"); allocation
+    /// failure aborts.
     pub fn with_capacity_and_seed(groups: usize, seed: u64) -> Self {
         CountTable {
             seed,
