@@ -138,6 +138,10 @@ pub fn hash_bytes(bytes: &[u8], seed: u64) -> u64 {
 /// `offsets` (string `i` is `data[offsets[i]..offsets[i + 1]]`, so there are
 /// `offsets.len() - 1` strings) into `out`.
 ///
+/// Errors if `offsets` is empty, if `out` does not hold one hash per string,
+/// or if a string's range is decreasing or past `data`; in that last case
+/// the strings before it have already been hashed into `out`.
+///
 /// ```
 /// use keel_kernels::hash::{hash_bytes, hash_bytes_column, DEFAULT_SEED};
 /// let data = b"keelhash";
