@@ -660,7 +660,7 @@ impl Kernels {
         outs: &mut [ColumnMut<'_>],
     ) -> Result<(), GatherError> {
         frame_types(columns, outs)?;
-        with_frame(columns, outs, |srcs, dsts| {
+        with_frame(columns, idx.len(), outs, |srcs, dsts| {
             run_checked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK)
         })
     }
@@ -677,7 +677,7 @@ impl Kernels {
         outs: &mut [ColumnMut<'_>],
     ) -> Result<(), GatherError> {
         frame_types(columns, outs)?;
-        with_frame(columns, outs, |srcs, dsts| {
+        with_frame(columns, idx.len(), outs, |srcs, dsts| {
             // SAFETY: forwarded contract; `run_unchecked` checks the shapes.
             unsafe { run_unchecked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK) }
         })
@@ -705,12 +705,15 @@ fn frame_types(columns: &[Column<'_>], outs: &[ColumnMut<'_>]) -> Result<(), Gat
 /// arrays, processed `FRAME_CHUNK` columns per pass, so no allocation is needed.
 const FRAME_CHUNK: usize = 16;
 
+/// Runs `f` over the frame `FRAME_CHUNK` columns at a time, after checking
+/// the shapes of the whole frame (equal input lengths, `n` rows in every
+/// output), so no column is written on a shape error.
 fn with_frame(
     columns: &[Column<'_>],
+    n: usize,
     outs: &mut [ColumnMut<'_>],
     mut f: impl FnMut(&[Src<'_>], &mut [Dst<'_>]) -> Result<(), GatherError>,
 ) -> Result<(), GatherError> {
-    // Shapes of the whole frame first, so no column is written on a shape error.
     if let Some(first) = columns.first() {
         let expected = first.len();
         if let Some(column) = columns.iter().position(|c| c.len() != expected) {
@@ -720,6 +723,15 @@ fn with_frame(
                 expected,
             });
         }
+    }
+    // Every output too, not only those of the pass `f` checks: a later
+    // pass's short output must not leave the earlier passes written.
+    if let Some(column) = outs.iter().position(|o| o.len() != n) {
+        return Err(GatherError::OutputLength {
+            column,
+            indices: n,
+            out: outs[column].len(),
+        });
     }
     for (ci, (cs, os)) in columns
         .chunks(FRAME_CHUNK)

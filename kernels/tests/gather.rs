@@ -525,6 +525,12 @@ fn frame_shapes() {
                 out: 2
             })
         );
+        drop(outs);
+        assert!(
+            outs_data.iter().all(|o| o.iter().all(|&x| x == 0)),
+            "{}: no column is written on a shape error in a later pass",
+            k.level()
+        );
         let mut o = [0u64; 3];
         assert_eq!(
             k.gather_frame(&cols[..2], &idx, &mut [ColumnMut::new(&mut o)]),
