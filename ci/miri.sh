@@ -40,7 +40,7 @@ group_b() {
   # submitter); the timing-driven tests (high_water, wakes) stay native.
   cargo +nightly miri test -p keel-pool --lib --test exactly_once --test panics \
     --test nested --test shutdown --test broadcast --test width_one --test cancel \
-    --test morsels --test blocking --test config --test binding
+    --test morsels --test blocking --test config --test binding --test panic_payloads
   # keel-heap: the whole test suite on its Miri OS backend (256 KiB regions,
   # sizes shrunk under cfg(miri)); one test thread keeps it deterministic.
   cargo +nightly miri test -p keel-heap --tests -- --test-threads=1

@@ -63,11 +63,14 @@ impl PanicSlot {
     }
 }
 
-/// Drops a panic payload that nobody will see, without unwinding: if its
-/// `Drop` panics, that second payload is leaked rather than dropped, since
-/// dropping it could panic again.
+/// Drops a panic payload that nobody will see, without unwinding. If its
+/// `Drop` panics, the payload of that panic is dropped the same way once
+/// more (a plain message, as a rule), and leaked only if it panics too, so
+/// that this cannot recurse without end.
 fn drop_quietly(p: Payload) {
     if let Err(again) = catch_unwind(AssertUnwindSafe(move || drop(p))) {
-        std::mem::forget(again);
+        if let Err(third) = catch_unwind(AssertUnwindSafe(move || drop(again))) {
+            std::mem::forget(third);
+        }
     }
 }
