@@ -111,7 +111,8 @@ impl Kernels {
     /// [`select_into`] at this level.
     pub fn select_into(self, words: &[u64], rows: usize, out: &mut [u32]) -> Result<usize, Error> {
         check_bitmap("bitmap", rows, Some(words))?;
-        if rows > u32::MAX as usize + 1 {
+        // In u64: on 32-bit targets `u32::MAX as usize + 1` overflows.
+        if rows as u64 > u64::from(u32::MAX) + 1 {
             return Err(Error::InvalidArgument {
                 what: "rows: selection vectors index with u32, so at most 2^32 rows",
             });

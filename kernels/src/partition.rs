@@ -100,7 +100,8 @@ fn check_counts(radix: Radix, counts: usize) -> Result<(), Error> {
 }
 
 fn check_scatter(radix: Radix, rows: usize, offsets: usize, out: usize) -> Result<(), Error> {
-    if rows > u32::MAX as usize + 1 {
+    // In u64: on 32-bit targets `u32::MAX as usize + 1` overflows.
+    if rows as u64 > u64::from(u32::MAX) + 1 {
         return Err(Error::InvalidArgument {
             what: "partitioning: more than 2^32 rows; split the column first",
         });
