@@ -98,20 +98,44 @@ impl CompletionLatch {
         if self.is_done() {
             return out;
         }
+        out.spin_ns = self.spin(window, || false);
+        if !self.is_done() {
+            out.parked = true;
+            self.park(|| false);
+        }
+        out
+    }
+
+    /// Spins for up to `window` until every hand has released or `stop`
+    /// returns true; returns the nanoseconds spent.
+    pub(crate) fn spin(&self, window: Duration, stop: impl Fn() -> bool) -> u64 {
         let mut clock = SpinClock::start(window);
         while !clock.expired() {
             spin_hint();
-            if self.is_done() {
-                out.spin_ns = clock.elapsed_ns();
-                return out;
+            if self.is_done() || stop() {
+                break;
             }
         }
-        out.spin_ns = clock.elapsed_ns();
+        clock.elapsed_ns()
+    }
+
+    /// Parks until every hand has released (true) or `stop` returns true
+    /// (false). Only the one waiter calls this, possibly again after a
+    /// `false`: its handle stays registered and `SLEEPING` stays set, so
+    /// the last hand still unparks it, and registering again is harmless.
+    /// `stop` must become true only after something unparks this thread, or
+    /// it is not seen until the latch opens.
+    pub(crate) fn park(&self, stop: impl Fn() -> bool) -> bool {
         *lock(&self.waiter) = Some(thread::current());
         let mut s = self.state.load(Ordering::Acquire);
         loop {
             if s == 0 {
-                return out;
+                return true;
+            }
+            if s & SLEEPING != 0 {
+                // Set by an earlier call; writing it again would only add a
+                // store racing the last hand's store of 0.
+                break;
             }
             // AcqRel on success: Release orders the handle store above before
             // the bit the last hand reads with Acquire.
@@ -125,14 +149,18 @@ impl CompletionLatch {
                 Err(now) => s = now,
             }
         }
-        out.parked = true;
         // The last hand stores 0 and then unparks; a park token left by that
         // unpark makes a park after the store return at once, so no wakeup
         // can be lost. Spurious returns loop.
-        while !self.is_done() {
+        loop {
+            if self.is_done() {
+                return true;
+            }
+            if stop() {
+                return false;
+            }
             thread::park();
         }
-        out
     }
 }
 
@@ -164,6 +192,30 @@ mod tests {
             for h in hs {
                 h.join().unwrap();
             }
+        });
+    }
+
+    /// A waiter woken for something else (`stop`) parks again, while the
+    /// last hand releases in between: it still returns, after the release.
+    #[test]
+    fn loom_latch_park_again_after_stop() {
+        use crate::sync::AtomicBool;
+        loom::model(|| {
+            let latch = Arc::new(CompletionLatch::new(2));
+            let mail = Arc::new(AtomicBool::new(false));
+            let me = thread::current();
+            let (l, m) = (latch.clone(), mail.clone());
+            let h = thread::spawn(move || {
+                m.store(true, Ordering::Relaxed);
+                me.unpark();
+                // SAFETY: the Arc keeps the latch alive; one hand.
+                unsafe { CompletionLatch::release(&*l) };
+            });
+            // SAFETY: the waiter's own hand on a live latch.
+            unsafe { CompletionLatch::release(&*latch) };
+            while !latch.park(|| mail.swap(false, Ordering::Relaxed)) {}
+            assert!(latch.is_done());
+            h.join().unwrap();
         });
     }
 

@@ -601,7 +601,9 @@ impl Pool {
     /// Runs `f(worker_index)` once on every worker thread (not on the
     /// calling thread, unless it is itself a worker of this pool) and
     /// returns when all have run: per-worker set-up. Called from a job, it
-    /// waits until every other worker is free to take its call.
+    /// waits until every other worker is free to take its call; a worker
+    /// that is itself waiting on a batch (a nested one, or its own
+    /// broadcast) takes the call while it waits.
     ///
     /// ```
     /// use keel_pool::Pool;
@@ -721,13 +723,62 @@ impl Pool {
 
     /// Waits for `b`'s latch, spinning first, and counts what it cost.
     fn wait(&self, b: &BatchCore<'_>) {
-        let out = b.latch.wait(self.shared.sleep.window);
+        let out = if b.latch.is_done() {
+            latch::WaitOutcome::default()
+        } else if let Some(w) = self.current_worker() {
+            self.wait_serving(b, w)
+        } else {
+            b.latch.wait(self.shared.sleep.window)
+        };
         let c = &self.shared.sleep.counters;
         if out.spin_ns > 0 {
             c.submitter_spin_ns.add(out.spin_ns);
         }
         if out.parked {
             c.submitter_parks.add(1);
+        }
+    }
+}
+
+impl Pool {
+    /// Worker `w` waits for `b`'s latch from inside a job (a nested batch or
+    /// broadcast) and meanwhile runs the broadcast calls addressed to it:
+    /// they need this very worker, and their broadcaster may be a hand `b`
+    /// waits for, so waiting without serving them could deadlock.
+    fn wait_serving(&self, b: &BatchCore<'_>, w: usize) -> latch::WaitOutcome {
+        let sleep = &self.shared.sleep;
+        let me = thread::current();
+        let mut out = latch::WaitOutcome::default();
+        let mut spun = false;
+        loop {
+            if sleep.has_mail(w) {
+                if let Some(t) = sleep.take_private(w, None) {
+                    // SAFETY: a private ticket taken under the lock is
+                    // counted in its batch's latch and not yet released.
+                    unsafe { t.run_hand(w) };
+                    continue;
+                }
+            }
+            if b.latch.is_done() {
+                return out;
+            }
+            if !spun {
+                spun = true;
+                out.spin_ns = b.latch.spin(sleep.window, || sleep.has_mail(w));
+                continue;
+            }
+            // The last check for a private ticket and the registration for
+            // a wakeup are one lock hold, as a parking worker's are.
+            if let Some(t) = sleep.take_private(w, Some(&me)) {
+                // SAFETY: as above.
+                unsafe { t.run_hand(w) };
+                continue;
+            }
+            out.parked = true;
+            if b.latch.park(|| sleep.has_mail(w)) {
+                sleep.stop_serving(w);
+                return out;
+            }
         }
     }
 }

@@ -20,6 +20,9 @@ pub(crate) struct Queue {
     private: Vec<VecDeque<BatchRef>>,
     /// Parked workers: index and handle, most recently parked last.
     pub(crate) idle: Vec<(usize, thread::Thread)>,
+    /// Per worker: its handle while it waits on a batch of its own (nested
+    /// in a job) and must be woken for a private ticket.
+    pub(crate) serving: Vec<Option<thread::Thread>>,
     /// Set once by `Pool`'s drop.
     pub(crate) shutdown: bool,
 }
@@ -30,6 +33,7 @@ impl Queue {
             shared: VecDeque::new(),
             private: (0..workers).map(|_| VecDeque::new()).collect(),
             idle: Vec::with_capacity(workers),
+            serving: (0..workers).map(|_| None).collect(),
             shutdown: false,
         }
     }
@@ -70,6 +74,11 @@ impl Queue {
             self.shared.pop_front();
         }
         Some((batch, false))
+    }
+
+    /// Takes one of `worker`'s private tickets, if any.
+    pub(crate) fn take_private(&mut self, worker: usize) -> Option<BatchRef> {
+        self.private[worker].pop_front()
     }
 
     /// Whether `worker` has private tickets queued.

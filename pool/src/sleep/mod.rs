@@ -94,13 +94,61 @@ impl Sleep {
         targets: impl Iterator<Item = usize>,
     ) {
         let mut q = lock(&self.queue);
+        let mut serving = Vec::new();
         for w in targets {
             q.push_private(w, batch);
             self.mail[w].store(true, Ordering::Relaxed);
+            // A target waiting on a batch of its own is not in `idle`; it
+            // registered here under the lock before parking.
+            if let Some(t) = q.serving[w].take() {
+                serving.push(t);
+            }
         }
         let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
         drop(q);
         self.wake(woken);
+        for t in serving {
+            t.unpark();
+        }
+    }
+
+    /// Whether worker `w` has private tickets queued (a hint; the lock
+    /// decides).
+    #[inline]
+    pub(crate) fn has_mail(&self, w: usize) -> bool {
+        self.mail[w].load(Ordering::Relaxed)
+    }
+
+    /// Takes one of worker `w`'s private tickets. With `serve`, and none
+    /// queued, registers `serve` as `w`'s handle to unpark when one is
+    /// pushed: a worker waiting on its own batch calls this under the same
+    /// lock hold as its final check, so no private ticket is missed.
+    pub(crate) fn take_private(
+        &self,
+        w: usize,
+        serve: Option<&thread::Thread>,
+    ) -> Option<BatchRef> {
+        let mut q = lock(&self.queue);
+        match q.take_private(w) {
+            Some(b) => {
+                if !q.has_private(w) {
+                    self.mail[w].store(false, Ordering::Relaxed);
+                }
+                Some(b)
+            }
+            None => {
+                if let Some(me) = serve {
+                    q.serving[w] = Some(me.clone());
+                }
+                None
+            }
+        }
+    }
+
+    /// Drops worker `w`'s registration from [`Sleep::take_private`], if no
+    /// push has taken it already.
+    pub(crate) fn stop_serving(&self, w: usize) {
+        lock(&self.queue).serving[w] = None;
     }
 
     /// Takes back the tickets of `batch` that no worker took, and their
