@@ -130,6 +130,12 @@ pub enum BuildError {
     /// A width of 0 was asked for; the smallest pool has width 1 (the
     /// calling thread alone).
     ZeroWidth,
+    /// The thread name prefix contains a NUL byte, which no OS thread name
+    /// can hold.
+    ThreadName {
+        /// The prefix given to [`Builder::thread_name`].
+        prefix: String,
+    },
     /// A width above [`MAX_WIDTH`] was asked for.
     TooWide {
         /// The width asked for.
@@ -155,6 +161,9 @@ impl fmt::Display for BuildError {
             BuildError::TooWide { width, max } => {
                 write!(f, "pool width {width} is above the maximum of {max}")
             }
+            BuildError::ThreadName { prefix } => {
+                write!(f, "thread name prefix {prefix:?} contains a NUL byte")
+            }
             BuildError::Spawn { index, error } => {
                 write!(f, "could not start worker {index}: {error}")
             }
@@ -166,7 +175,9 @@ impl std::error::Error for BuildError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             BuildError::Spawn { error, .. } => Some(error),
-            BuildError::ZeroWidth | BuildError::TooWide { .. } => None,
+            BuildError::ZeroWidth | BuildError::TooWide { .. } | BuildError::ThreadName { .. } => {
+                None
+            }
         }
     }
 }
@@ -272,7 +283,8 @@ impl Builder {
         self
     }
 
-    /// Worker thread names are `{prefix}-{index}` (default `keel-pool`).
+    /// Worker thread names are `{prefix}-{index}` (default `keel-pool`);
+    /// `build` refuses a prefix with a NUL byte.
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
         self.thread_name = Some(prefix.into());
         self
@@ -352,6 +364,10 @@ impl Builder {
             binding: Mutex::new(vec![None; workers]),
         });
         let prefix = self.thread_name.unwrap_or_else(|| "keel-pool".to_string());
+        // std panics on a thread name with a NUL byte; refuse it up front.
+        if prefix.contains('\0') {
+            return Err(BuildError::ThreadName { prefix });
+        }
         let mut handles = Vec::with_capacity(workers);
         // Spawned with no lock held: a spawn is slow, and holding the queue
         // through it would stall workers already dequeuing.

@@ -103,3 +103,33 @@ fn settings_sources_and_errors() {
     assert_eq!(p.config().spin, DEFAULT_SPIN);
     assert_eq!(p.config().spin_source, Source::Default);
 }
+
+#[test]
+fn thread_name_with_nul_is_an_error() {
+    // Width and spin are given, so this test reads no environment.
+    let r = std::panic::catch_unwind(|| {
+        Pool::builder()
+            .width(2)
+            .spin_window(Duration::ZERO)
+            .thread_name("scan\0pool")
+            .build()
+            .err()
+    });
+    match r {
+        Ok(Some(BuildError::ThreadName { prefix })) => assert_eq!(prefix, "scan\0pool"),
+        Ok(other) => panic!("{other:?}"),
+        Err(_) => panic!("build panicked on a thread name with a NUL byte"),
+    }
+    // A plain prefix still names the workers.
+    let p = Pool::builder()
+        .width(2)
+        .spin_window(Duration::ZERO)
+        .thread_name("scan")
+        .build()
+        .unwrap();
+    let name = std::sync::Mutex::new(None);
+    p.broadcast(|_| {
+        *name.lock().unwrap() = std::thread::current().name().map(str::to_string);
+    });
+    assert_eq!(name.into_inner().unwrap().as_deref(), Some("scan-0"));
+}
