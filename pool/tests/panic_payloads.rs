@@ -104,3 +104,41 @@ fn discarded_payload_that_panics_on_drop_on_a_worker() {
     });
     assert_eq!(n.load(Ordering::SeqCst), 8);
 }
+
+#[test]
+fn discarded_payload_that_panics_on_drop_on_the_submitter() {
+    // The worker's job panics first and then the worker takes a slow job;
+    // the submitter's job panics second, so its payload is the one dropped.
+    // Had that drop unwound out of `run`, the batch would have left the
+    // submitter's stack while the worker still used it (Miri reports it).
+    let pool = Pool::builder().width(2).build().unwrap();
+    let fuse = Arc::new(AtomicUsize::new(1));
+    let worker_in = AtomicBool::new(false);
+    let worker_out = AtomicBool::new(false);
+    let ran = AtomicUsize::new(0);
+    let wait = |flag: &AtomicBool| {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !flag.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool.run(3, |_| {
+            ran.fetch_add(1, Ordering::SeqCst);
+            if pool.current_worker().is_some() {
+                if !worker_in.swap(true, Ordering::SeqCst) {
+                    worker_out.store(true, Ordering::SeqCst);
+                    panic_any(Bomb { fuse: fuse.clone() });
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            } else {
+                wait(&worker_out);
+                std::thread::sleep(Duration::from_millis(20));
+                panic_any(Bomb { fuse: fuse.clone() });
+            }
+        })
+    }));
+    let p = r.expect_err("the batch must panic");
+    assert!(is_bomb(&*p), "a job's panic resumes, not the drop's");
+    assert_eq!(ran.load(Ordering::SeqCst), 3, "every job still ran");
+}
