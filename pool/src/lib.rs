@@ -392,7 +392,7 @@ impl Builder {
                 }
             }
         }
-        Ok(Pool {
+        let pool = Pool {
             shared,
             handles,
             config: Config {
@@ -404,7 +404,15 @@ impl Builder {
                 binding: self.binding,
                 notes,
             },
-        })
+        };
+        // Each worker binds itself before it takes its first ticket, so once
+        // every worker has run a broadcast call its outcome is recorded, and
+        // `binding_failures` is complete when `build` returns.
+        #[cfg(feature = "topology")]
+        if self.binding != Binding::None {
+            pool.broadcast(|_| {});
+        }
+        Ok(pool)
     }
 }
 
@@ -679,8 +687,8 @@ impl Pool {
     }
 
     /// Workers whose binding failed, with the reason (empty when binding is
-    /// off or every worker bound itself). A worker that could not bind runs
-    /// unbound.
+    /// off or every worker bound itself); complete once `build` has
+    /// returned. A worker that could not bind runs unbound.
     pub fn binding_failures(&self) -> Vec<(usize, String)> {
         lock(&self.shared.binding)
             .iter()

@@ -141,3 +141,46 @@ fn bound_workers_masks_on_this_machine() {
         }
     }
 }
+
+/// A binding the OS refuses (the recorded machine's far CPUs do not exist
+/// here) is reported by `binding_failures` as soon as `build` returns, not
+/// only once the workers get round to binding themselves.
+#[test]
+fn binding_failures_are_known_when_build_returns() {
+    if cfg!(miri) {
+        println!("skipping under Miri: sched_setaffinity is a foreign call it cannot run");
+        return;
+    }
+    let Some(t) = fixture("16amd64-8n2c") else {
+        return;
+    };
+    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = t.cores().len();
+    // Close: worker w on the w-th core; count those past this machine's CPUs.
+    let far = plan(&t, Binding::Close, workers)
+        .iter()
+        .filter(|p| {
+            p.as_ref()
+                .is_some_and(|s| s.first().is_some_and(|c| c >= here))
+        })
+        .count();
+    if far == 0 {
+        println!("skipping: this machine has the recorded machine's CPUs, so binding succeeds");
+        return;
+    }
+    for _ in 0..10 {
+        let pool = Pool::builder()
+            .width(workers + 1)
+            .binding(Binding::Close)
+            .topology(t.clone())
+            .spin_window(std::time::Duration::ZERO)
+            .build()
+            .unwrap();
+        let failures = pool.binding_failures();
+        assert!(
+            failures.len() >= far,
+            "{} failures reported at build, {far} workers cannot bind",
+            failures.len()
+        );
+    }
+}
