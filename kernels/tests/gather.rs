@@ -184,6 +184,8 @@ fn check_out_of_range<T: Val, I: Ix>(seed: u64) {
             _ => src_len as u64 + 1 + rng.below(1000) as u64,
         };
         idx[position] = I::make(bad as usize);
+        // The index as stored: on a 32-bit target `bad as usize` cuts I::MAX.
+        let bad = idx[position].raw();
         // A second bad index later must not hide the first.
         if position + 1 < n {
             let later = position + 1 + rng.below(n - position - 1);
