@@ -237,7 +237,8 @@ impl HyperLogLog {
     /// estimator; see the module docs). Zero for an empty sketch; infinite
     /// only if every register is saturated (on the order of 2^64 keys).
     pub fn estimate(&self) -> f64 {
-        estimate_from_histogram(&self.histogram(), self.p)
+        // A sketch's own histogram is valid for its precision by construction.
+        estimate_valid(&self.histogram(), self.p)
     }
 
     /// [`HyperLogLog::estimate`] rounded to the nearest integer.
@@ -248,20 +249,39 @@ impl HyperLogLog {
 }
 
 /// Ertl's improved raw estimator from a register histogram `c` (`c[k]` is
-/// the number of registers holding `k`) at precision `p`.
+/// the number of registers holding `k`) at precision `p`, as
+/// [`HyperLogLog::histogram`] returns it.
 ///
-/// Meant for [`HyperLogLog::histogram`]: nothing is validated. A `p` outside
-/// 4..=18 is clamped into it, only `c[..=65 - p]` is read, and counts that
-/// do not sum to `2^p` give a meaningless value (0.0 if `c[0] >= 2^p`).
+/// A histogram no sketch of precision `p` can have is an error: `p`
+/// outside 4..=18, a count above `65 - p`, or counts that do not sum to
+/// `2^p`.
 ///
 /// ```
 /// use keel_kernels::hll::estimate_from_histogram;
 /// let mut c = [0u32; 66];
 /// c[0] = 1 << 14; // all registers empty
-/// assert_eq!(estimate_from_histogram(&c, 14), 0.0);
+/// assert_eq!(estimate_from_histogram(&c, 14)?, 0.0);
+/// assert!(estimate_from_histogram(&c, 13).is_err()); // 2^14 registers
+/// # Ok::<(), keel_kernels::Error>(())
 /// ```
-pub fn estimate_from_histogram(c: &[u32; 66], p: u8) -> f64 {
-    let p = p.clamp(MIN_PRECISION, MAX_PRECISION);
+pub fn estimate_from_histogram(c: &[u32; 66], p: u8) -> Result<f64, Error> {
+    check_precision(p)?;
+    let q = 64 - usize::from(p);
+    if c[q + 2..].iter().any(|&n| n != 0) {
+        return Err(Error::InvalidArgument {
+            what: "HyperLogLog histogram has registers above 65 - precision",
+        });
+    }
+    if c.iter().map(|&n| u64::from(n)).sum::<u64>() != 1u64 << p {
+        return Err(Error::InvalidArgument {
+            what: "HyperLogLog histogram counts must sum to 2^precision",
+        });
+    }
+    Ok(estimate_valid(c, p))
+}
+
+/// The estimator for a histogram known to be valid for `p`.
+fn estimate_valid(c: &[u32; 66], p: u8) -> f64 {
     let m = f64::from(1u32 << p);
     let q = 64 - usize::from(p);
     let mut z = m * tau(1.0 - f64::from(c[q + 1]) / m);

@@ -169,20 +169,34 @@ fn invalid_arguments_are_errors() {
     assert!(HyperLogLog::from_registers(4, 0, &[62; 16]).is_err());
     assert!(HyperLogLog::from_registers(4, 0, &[61; 16]).is_ok());
     assert!(HyperLogLog::from_registers(2, 0, &[0; 4]).is_err());
-    // The free estimator validates nothing: it clamps p, as documented.
+    // The free estimator rejects histograms no sketch of that precision has.
     let mut c = [0u32; 66];
     c[0] = 10;
     c[3] = 6;
+    assert!(estimate_from_histogram(&c, 4).is_ok());
+    for p in [0, 3, 5, 19, 200] {
+        assert!(estimate_from_histogram(&c, p).is_err(), "p = {p}");
+    }
+    c[3] = 7; // 17 registers
+    assert!(estimate_from_histogram(&c, 4).is_err());
+    c[3] = 5;
+    c[62] = 1; // 16 registers, one holding 62 > 65 - 4
+    assert!(estimate_from_histogram(&c, 4).is_err());
+    c[62] = 0;
+    c[61] = 1; // 61 is the largest value at p = 4
+    assert!(estimate_from_histogram(&c, 4).is_ok());
+    let mut empty = [0u32; 66];
+    empty[0] = 16;
+    assert_eq!(estimate_from_histogram(&empty, 4).unwrap(), 0.0);
+    // A sketch's histogram gives exactly the sketch's estimate.
+    let mut h = HyperLogLog::new(12).unwrap();
+    for k in 0..5000u64 {
+        h.add_u64(k);
+    }
     assert_eq!(
-        estimate_from_histogram(&c, 0),
-        estimate_from_histogram(&c, 4)
+        estimate_from_histogram(&h.histogram(), 12).unwrap(),
+        h.estimate()
     );
-    assert_eq!(
-        estimate_from_histogram(&c, 200),
-        estimate_from_histogram(&c, 18)
-    );
-    c[0] = 16;
-    assert_eq!(estimate_from_histogram(&c, 4), 0.0);
 }
 
 #[test]
@@ -207,7 +221,7 @@ fn empty_and_saturated_sketches() {
     // The histogram accounts for every register.
     let c = one.histogram();
     assert_eq!(c.iter().sum::<u32>(), 1 << 14);
-    assert_eq!(estimate_from_histogram(&c, 14), one.estimate());
+    assert_eq!(estimate_from_histogram(&c, 14), Ok(one.estimate()));
 }
 
 /// Mean absolute and mean signed relative error of `seeds` sketches of
