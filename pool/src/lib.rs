@@ -421,19 +421,20 @@ fn detect_topology() -> Topology {
     Topology::detect()
 }
 
-/// The default width and where it came from.
+/// The default width and where it came from, at most [`MAX_WIDTH`] (a
+/// recorded or hostile sysfs tree may list up to 2^20 CPUs).
 fn default_width(#[cfg(feature = "topology")] topology: Option<&Topology>) -> (usize, Source) {
     #[cfg(feature = "topology")]
     if let Some(t) = topology {
         if !t.cores().is_empty() {
             return (
-                t.workers_for(keel_topology::Work::Bandwidth),
+                t.workers_for(keel_topology::Work::Bandwidth).min(MAX_WIDTH),
                 Source::Topology,
             );
         }
     }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (n, Source::AvailableParallelism)
+    (n.min(MAX_WIDTH), Source::AvailableParallelism)
 }
 
 /// Reads a non-negative integer from the environment; an unparsable value
