@@ -75,6 +75,10 @@ pub const FILES: &[&str] = &[
     "dev/cpuset/cpus",
     "dev/cpuset/mems",
     "proc/driver/nvidia/gpus/0/numa_status",
+    // Appended, so that existing inputs keep naming the same files.
+    "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq",
+    "sys/devices/system/cpu/cpu1/topology/thread_siblings",
+    "sys/devices/system/cpu/cpu1/topology/physical_package_id",
 ];
 
 /// One file of a fuzzed root.
@@ -102,8 +106,12 @@ pub fn root(files: &[FileWrite]) {
         assert!(!t.usable_cpus().is_empty());
         assert!(t.usable_cpus().is_subset(t.online_cpus()));
         assert!(!t.offline_cpus().intersects(t.online_cpus()));
-        for c in t.cores() {
+        for (i, c) in t.cores().iter().enumerate() {
             assert!(!c.cpus.is_empty() && c.cpus.is_subset(t.usable_cpus()));
+            // Cores partition the CPUs: no CPU is on two cores.
+            for d in &t.cores()[i + 1..] {
+                assert!(!c.cpus.intersects(&d.cpus));
+            }
         }
         for c in t.caches() {
             assert!(!c.cpus.is_empty() && c.cpus.is_subset(t.usable_cpus()));
@@ -111,7 +119,10 @@ pub fn root(files: &[FileWrite]) {
         for n in t.numa_nodes() {
             assert!(!n.cpus.is_empty() && n.cpus.is_subset(t.usable_cpus()));
         }
-        assert!(t.workers_for(keel_topology::Work::Bandwidth) >= 1);
+        let bandwidth = t.workers_for(keel_topology::Work::Bandwidth);
+        assert!(bandwidth >= 1);
+        // One worker per core never exceeds one per usable CPU.
+        assert!(bandwidth <= t.workers_for(keel_topology::Work::Latency));
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
