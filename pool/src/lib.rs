@@ -625,10 +625,11 @@ impl Pool {
 
     /// Runs `f(worker_index)` once on every worker thread (not on the
     /// calling thread, unless it is itself a worker of this pool) and
-    /// returns when all have run: per-worker set-up. Called from a job, it
-    /// waits until every other worker is free to take its call; a worker
-    /// that is itself waiting on a batch (a nested one, or its own
-    /// broadcast) takes the call while it waits.
+    /// returns when all have run: per-worker set-up. A worker busy with a
+    /// job takes the call when the job ends. Only a call broadcast from a
+    /// job of this pool can run earlier, while its worker waits inside a
+    /// job for a batch of its own (a nested one, or its own broadcast):
+    /// waiting for the job to end could deadlock there.
     ///
     /// ```
     /// use keel_pool::Pool;
@@ -658,9 +659,11 @@ impl Pool {
             // on its latch below before it goes out of scope. Broadcast
             // tickets are never retracted: every target takes its own.
             unsafe {
-                self.shared
-                    .sleep
-                    .submit_private(BatchRef::new(&b), (0..n).filter(|&w| Some(w) != me))
+                self.shared.sleep.submit_private(
+                    BatchRef::new(&b),
+                    (0..n).filter(|&w| Some(w) != me),
+                    me.is_some(),
+                )
             };
         }
         if let Some(w) = me {
@@ -767,17 +770,19 @@ impl Pool {
 
 impl Pool {
     /// Worker `w` waits for `b`'s latch from inside a job (a nested batch or
-    /// broadcast) and meanwhile runs the broadcast calls addressed to it:
-    /// they need this very worker, and their broadcaster may be a hand `b`
-    /// waits for, so waiting without serving them could deadlock.
+    /// broadcast) and meanwhile runs the broadcast calls that jobs of this
+    /// pool addressed to it: they need this very worker, and their
+    /// broadcaster may be a hand `b` waits for, so waiting without serving
+    /// them could deadlock. Calls broadcast from outside the pool wait until
+    /// the job ends: they cannot be part of such a cycle, and running them
+    /// in the middle of a job could meet locks or borrows the job holds.
     fn wait_serving(&self, b: &BatchCore<'_>, w: usize) -> latch::WaitOutcome {
         let sleep = &self.shared.sleep;
-        let me = thread::current();
         let mut out = latch::WaitOutcome::default();
         let mut spun = false;
         loop {
-            if sleep.has_mail(w) {
-                if let Some(t) = sleep.take_private(w, None) {
+            if sleep.has_job_mail(w) {
+                if let Some(t) = sleep.take_from_job(w, false) {
                     // SAFETY: a private ticket taken under the lock is
                     // counted in its batch's latch and not yet released.
                     unsafe { t.run_hand(w) };
@@ -789,18 +794,18 @@ impl Pool {
             }
             if !spun {
                 spun = true;
-                out.spin_ns = b.latch.spin(sleep.window, || sleep.has_mail(w));
+                out.spin_ns = b.latch.spin(sleep.window, || sleep.has_job_mail(w));
                 continue;
             }
             // The last check for a private ticket and the registration for
             // a wakeup are one lock hold, as a parking worker's are.
-            if let Some(t) = sleep.take_private(w, Some(&me)) {
+            if let Some(t) = sleep.take_from_job(w, true) {
                 // SAFETY: as above.
                 unsafe { t.run_hand(w) };
                 continue;
             }
             out.parked = true;
-            if b.latch.park(|| sleep.has_mail(w)) {
+            if b.latch.park(|| sleep.has_job_mail(w)) {
                 sleep.stop_serving(w);
                 return out;
             }

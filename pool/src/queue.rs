@@ -16,12 +16,15 @@ struct Entry {
 /// Everything behind the pool's lock.
 pub(crate) struct Queue {
     shared: VecDeque<Entry>,
-    /// Per-worker tickets (broadcast), one per entry.
+    /// Per-worker tickets (broadcast), one per entry: those broadcast from
+    /// outside the pool, and those broadcast from jobs of this pool (the
+    /// only ones a worker waiting inside a job takes; see `take_from_job`).
     private: Vec<VecDeque<BatchRef>>,
+    from_jobs: Vec<VecDeque<BatchRef>>,
     /// Parked workers: index and handle, most recently parked last.
     pub(crate) idle: Vec<(usize, thread::Thread)>,
     /// Per worker: its handle while it waits on a batch of its own (nested
-    /// in a job) and must be woken for a private ticket.
+    /// in a job) and must be woken for a private ticket from a job.
     pub(crate) serving: Vec<Option<thread::Thread>>,
     /// Set once by `Pool`'s drop.
     pub(crate) shutdown: bool,
@@ -32,6 +35,7 @@ impl Queue {
         Queue {
             shared: VecDeque::new(),
             private: (0..workers).map(|_| VecDeque::new()).collect(),
+            from_jobs: (0..workers).map(|_| VecDeque::new()).collect(),
             idle: Vec::with_capacity(workers),
             serving: (0..workers).map(|_| None).collect(),
             shutdown: false,
@@ -51,9 +55,14 @@ impl Queue {
         self.shared.push_back(Entry { batch, tickets });
     }
 
-    /// Queues one ticket of `batch` for `worker` only.
-    pub(crate) fn push_private(&mut self, worker: usize, batch: BatchRef) {
-        self.private[worker].push_back(batch);
+    /// Queues one ticket of `batch` for `worker` only; `from_job` says the
+    /// broadcaster is a job of this pool.
+    pub(crate) fn push_private(&mut self, worker: usize, batch: BatchRef, from_job: bool) {
+        if from_job {
+            self.from_jobs[worker].push_back(batch);
+        } else {
+            self.private[worker].push_back(batch);
+        }
     }
 
     /// Takes a ticket for `worker`: its private ones first, then the oldest
@@ -61,6 +70,9 @@ impl Queue {
     /// the batch was pushed), so the taker may run the batch.
     /// Returns the batch and whether the ticket was a private one.
     pub(crate) fn take(&mut self, worker: usize) -> Option<(BatchRef, bool)> {
+        if let Some(b) = self.take_from_job(worker) {
+            return Some((b, true));
+        }
         if let Some(b) = self.private[worker].pop_front() {
             return Some((b, true));
         }
@@ -76,14 +88,19 @@ impl Queue {
         Some((batch, false))
     }
 
-    /// Takes one of `worker`'s private tickets, if any.
-    pub(crate) fn take_private(&mut self, worker: usize) -> Option<BatchRef> {
-        self.private[worker].pop_front()
+    /// Takes one of `worker`'s private tickets broadcast from a job, if any.
+    pub(crate) fn take_from_job(&mut self, worker: usize) -> Option<BatchRef> {
+        self.from_jobs[worker].pop_front()
     }
 
     /// Whether `worker` has private tickets queued.
     pub(crate) fn has_private(&self, worker: usize) -> bool {
-        !self.private[worker].is_empty()
+        !self.private[worker].is_empty() || self.has_from_job(worker)
+    }
+
+    /// Whether `worker` has private tickets from jobs queued.
+    pub(crate) fn has_from_job(&self, worker: usize) -> bool {
+        !self.from_jobs[worker].is_empty()
     }
 
     /// Removes `batch`'s entry and returns how many tickets it still had.
@@ -96,6 +113,8 @@ impl Queue {
 
     /// Whether no ticket is queued at all (for debug checks).
     pub(crate) fn is_empty(&self) -> bool {
-        self.shared.is_empty() && self.private.iter().all(VecDeque::is_empty)
+        self.shared.is_empty()
+            && self.private.iter().all(VecDeque::is_empty)
+            && self.from_jobs.iter().all(VecDeque::is_empty)
     }
 }

@@ -127,3 +127,56 @@ fn broadcast_from_a_hand_of_a_nested_batch() {
     assert!(seen.iter().all(|&c| c == 0 || c == 2), "{seen:?}");
     assert!(seen.contains(&2), "no round broadcast: {seen:?}");
 }
+
+/// A call broadcast from outside the pool never runs in the middle of a job:
+/// a worker waiting inside a job for a nested batch leaves it queued until
+/// the job ends (only calls broadcast from jobs are served there).
+#[test]
+fn outside_broadcast_waits_for_the_job() {
+    use std::cell::Cell;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::{Duration, Instant};
+
+    thread_local!(static IN_JOB: Cell<bool> = const { Cell::new(false) });
+    let pool = Arc::new(Pool::builder().width(3).build().unwrap());
+    let rounds = if cfg!(miri) { 1 } else { 5 };
+    for _ in 0..rounds {
+        let nested = Arc::new(AtomicBool::new(false));
+        let (p, n) = (pool.clone(), nested.clone());
+        let outer = std::thread::spawn(move || {
+            p.broadcast(|w| {
+                if w != 0 {
+                    return;
+                }
+                IN_JOB.with(|j| j.set(true));
+                // Worker 0 waits inside its job on a batch whose other job
+                // keeps the other worker busy, while the broadcast below is
+                // queued.
+                p.run(2, |_| {
+                    if p.current_worker() == Some(0) {
+                        // Leave the other job to the other worker.
+                        let deadline = Instant::now() + Duration::from_secs(5);
+                        while !n.load(Ordering::SeqCst) && Instant::now() < deadline {
+                            std::thread::yield_now();
+                        }
+                    } else {
+                        n.store(true, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(if cfg!(miri) { 5 } else { 50 }));
+                    }
+                });
+                IN_JOB.with(|j| j.set(false));
+            });
+        });
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !nested.load(Ordering::SeqCst) && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(nested.load(Ordering::SeqCst), "the nested batch never ran");
+        // Runs on every worker; worker 0 must not be inside its job.
+        pool.broadcast(|w| {
+            assert!(!IN_JOB.with(Cell::get), "worker {w} ran it mid-job");
+        });
+        outer.join().unwrap();
+    }
+}

@@ -33,6 +33,9 @@ pub(crate) struct Sleep {
     /// `pending`; kept apart so that one worker's broadcast ticket does not
     /// make the others spin on the lock.
     mail: Box<[AtomicBool]>,
+    /// Per worker: it has private tickets broadcast from jobs queued (the
+    /// ones it serves while waiting inside a job). Same rules as `mail`.
+    job_mail: Box<[AtomicBool]>,
     /// Workers inside their spin window (a hint for how many to wake).
     spinning: AtomicUsize,
     /// Shutdown hint for spinners (the authority is `Queue::shutdown`).
@@ -54,6 +57,7 @@ impl Sleep {
             shutdown: AtomicBool::new(false),
             asleep: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            job_mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             window,
             counters: Counters::default(),
         }
@@ -83,7 +87,8 @@ impl Sleep {
     }
 
     /// Queues one ticket of `batch` for each worker in `targets` and wakes
-    /// every parked one of them.
+    /// every parked one of them; `from_job` says the broadcaster is a job of
+    /// this pool, whose tickets a worker waiting inside a job also takes.
     ///
     /// # Safety
     ///
@@ -92,16 +97,20 @@ impl Sleep {
         &self,
         batch: BatchRef,
         targets: impl Iterator<Item = usize>,
+        from_job: bool,
     ) {
         let mut q = lock(&self.queue);
         let mut serving = Vec::new();
         for w in targets {
-            q.push_private(w, batch);
+            q.push_private(w, batch, from_job);
             self.mail[w].store(true, Ordering::Relaxed);
-            // A target waiting on a batch of its own is not in `idle`; it
-            // registered here under the lock before parking.
-            if let Some(t) = q.serving[w].take() {
-                serving.push(t);
+            if from_job {
+                self.job_mail[w].store(true, Ordering::Relaxed);
+                // A target waiting on a batch of its own is not in `idle`;
+                // it registered here under the lock before parking.
+                if let Some(t) = q.serving[w].take() {
+                    serving.push(t);
+                }
             }
         }
         let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
@@ -112,40 +121,45 @@ impl Sleep {
         }
     }
 
-    /// Whether worker `w` has private tickets queued (a hint; the lock
-    /// decides).
+    /// Whether worker `w` has private tickets from jobs queued (a hint; the
+    /// lock decides).
     #[inline]
-    pub(crate) fn has_mail(&self, w: usize) -> bool {
-        self.mail[w].load(Ordering::Relaxed)
+    pub(crate) fn has_job_mail(&self, w: usize) -> bool {
+        self.job_mail[w].load(Ordering::Relaxed)
     }
 
-    /// Takes one of worker `w`'s private tickets. With `serve`, and none
-    /// queued, registers `serve` as `w`'s handle to unpark when one is
-    /// pushed: a worker waiting on its own batch calls this under the same
-    /// lock hold as its final check, so no private ticket is missed.
-    pub(crate) fn take_private(
-        &self,
-        w: usize,
-        serve: Option<&thread::Thread>,
-    ) -> Option<BatchRef> {
+    /// Takes one of worker `w`'s private tickets broadcast from a job. With
+    /// `serve`, and none queued, registers the calling thread (worker `w`)
+    /// to be unparked when one is pushed: a worker waiting inside a job
+    /// calls this under the same lock hold as its final check, so no such
+    /// ticket is missed.
+    pub(crate) fn take_from_job(&self, w: usize, serve: bool) -> Option<BatchRef> {
         let mut q = lock(&self.queue);
-        match q.take_private(w) {
+        match q.take_from_job(w) {
             Some(b) => {
-                if !q.has_private(w) {
-                    self.mail[w].store(false, Ordering::Relaxed);
-                }
+                self.update_mail(&q, w);
                 Some(b)
             }
             None => {
-                if let Some(me) = serve {
-                    q.serving[w] = Some(me.clone());
+                if serve {
+                    q.serving[w] = Some(thread::current());
                 }
                 None
             }
         }
     }
 
-    /// Drops worker `w`'s registration from [`Sleep::take_private`], if no
+    /// Sets worker `w`'s mail hints from the queue `q` after a take.
+    fn update_mail(&self, q: &Queue, w: usize) {
+        if !q.has_private(w) {
+            self.mail[w].store(false, Ordering::Relaxed);
+        }
+        if !q.has_from_job(w) {
+            self.job_mail[w].store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// Drops worker `w`'s registration from [`Sleep::take_from_job`], if no
     /// push has taken it already.
     pub(crate) fn stop_serving(&self, w: usize) {
         lock(&self.queue).serving[w] = None;
@@ -234,9 +248,7 @@ impl Sleep {
     fn take(&self, q: &mut MutexGuard<'_, Queue>, w: usize) -> Option<BatchRef> {
         let (b, private) = q.take(w)?;
         if private {
-            if !q.has_private(w) {
-                self.mail[w].store(false, Ordering::Relaxed);
-            }
+            self.update_mail(q, w);
         } else {
             self.pending.fetch_sub(1, Ordering::Relaxed);
         }
