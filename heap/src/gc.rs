@@ -35,6 +35,41 @@ pub(crate) enum Release {
 /// # Safety
 /// The caller owns `h`.
 pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
+    // SAFETY: forwarded ownership.
+    unsafe { run_scoped(h, release, true) }
+}
+
+/// Idle decay of a heap that an exited thread abandoned, adopted for this
+/// call by a sweep: drains what other threads freed into it and, once it has
+/// been quiet for `decay_ms` with something to release, releases its free
+/// memory in full. Nothing else: nobody allocates from it, so an amortized
+/// GC would only age its blocks, and the process-wide direct-map pool and
+/// GC epoch are left to the owners' own GCs, so that one sweep does not age
+/// or flush them once per abandoned heap.
+///
+/// # Safety
+/// The caller owns `h` (adopted it).
+pub(crate) unsafe fn decay_abandoned(h: &HeapCore) {
+    let decay = crate::options().decay_ms;
+    if decay == 0 {
+        return;
+    }
+    // SAFETY: owner-only state.
+    unsafe {
+        h.drain_foreign();
+        let l = h.local();
+        if l.dirty && os::now_ms().saturating_sub(l.last_active_ms) >= decay {
+            run_scoped(h, Release::All, false);
+        }
+    }
+}
+
+/// [`run`], with `pool` false leaving out the process-wide work: the GC
+/// epoch, pass 4 and the direct-map pool's share of pass 5.
+///
+/// # Safety
+/// The caller owns `h`.
+unsafe fn run_scoped(h: &HeapCore, release: Release, pool: bool) {
     let o = crate::options();
     if cfg!(debug_assertions) || o.checker {
         // SAFETY: owner-only.
@@ -49,11 +84,17 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
             l.epoch = l.epoch.wrapping_add(1);
             l.epoch
         };
-        let gepoch = global().gc_epoch.fetch_add(1, Ordering::Relaxed) + 1;
+        let gepoch = if pool {
+            global().gc_epoch.fetch_add(1, Ordering::Relaxed) + 1
+        } else {
+            0
+        };
         h.drain_foreign(); // 1
         h.flush_empty_slabs(); // 2
         h.local().buddy.flush_cache(epoch); // 3
-        direct::reclaim_beyond_budget(); // 4
+        if pool {
+            direct::reclaim_beyond_budget(); // 4
+        }
         let every = o.purge_every.max(1);
         if release == Release::All || epoch % every == 0 {
             let (min_age, budget) = match release {
@@ -63,10 +104,12 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
             // One budget for the call: the pool gets what the heap's own
             // free blocks left of it.
             let used = release_pass(h, epoch, min_age, budget);
-            let left = budget.saturating_sub(used);
-            let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
-            global().released.fetch_add(bytes as u64, Ordering::Relaxed);
-            global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
+            if pool {
+                let left = budget.saturating_sub(used);
+                let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
+                global().released.fetch_add(bytes as u64, Ordering::Relaxed);
+                global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
+            }
             HeapCounters::bump(&h.counters().release_passes, 1);
         }
         HeapCounters::bump(&h.counters().gc_passes, 1);
@@ -159,6 +202,20 @@ pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
     // SAFETY: owner-only.
     let (idle, since_gc, dirty) = unsafe {
         let l = h.local();
+        // Allocations since the last look make the heap active, fast paths
+        // too: a heap churning medium blocks through its cache takes no slow
+        // path, and without this looked idle, so every call after `decay_ms`
+        // flushed the cache and released the very blocks it was reusing.
+        // They count as made at the last look (a lower bound, so a heap that
+        // looks seldom may decay one look early; keel-malloc looks before
+        // every large allocation). Frees alone do not count: drained frees
+        // from other threads, or a thread tearing down what it built, are no
+        // reason to keep memory. Counting, not a clock read per free.
+        if l.counters.allocated != l.allocated_seen {
+            l.allocated_seen = l.counters.allocated;
+            l.last_active_ms = l.last_active_ms.max(l.looked_ms);
+        }
+        l.looked_ms = now;
         (
             now.saturating_sub(l.last_active_ms),
             now.saturating_sub(l.last_gc_ms),

@@ -70,6 +70,10 @@ pub(crate) struct Local {
     pub(crate) epoch: u32,
     pub(crate) counters: LocalCounters,
     pub(crate) last_active_ms: u64,
+    /// `counters.allocated` and the time when idle decay last looked: if
+    /// the count moved, the heap allocated since (fast paths included).
+    pub(crate) allocated_seen: u64,
+    pub(crate) looked_ms: u64,
     pub(crate) last_gc_ms: u64,
     /// Something was freed or mapped since the last full release.
     pub(crate) dirty: bool,
@@ -134,6 +138,8 @@ pub(crate) fn acquire() -> *const HeapCore {
                 epoch: 0,
                 counters: LocalCounters::default(),
                 last_active_ms: os::now_ms(),
+                allocated_seen: 0,
+                looked_ms: os::now_ms(),
                 last_gc_ms: os::now_ms(),
                 dirty: false,
                 ticks: 0,
@@ -558,13 +564,7 @@ impl HeapCore {
                     let l = self.local();
                     l.buddy.cache_push(p, order);
                     l.counters.freed += (PAGE << order) as u64;
-                    // A heap that frees is not idle: without the time, a
-                    // heap churning medium blocks from its cache (no slow
-                    // path) looked quiet since its last slow path, and every
-                    // `maybe_collect` after `decay_ms` flushed the cache and
-                    // released the very blocks it was reusing.
                     l.dirty = true;
-                    l.last_active_ms = os::now_ms();
                     Ok(())
                 }
                 _ => Err(BadPointer::Interior(p.addr())),
@@ -625,6 +625,8 @@ impl HeapCore {
         }
         if count > 0 {
             HeapCounters::bump(&self.counters.foreign_frees, count);
+            // SAFETY: owner-only state.
+            unsafe { self.local().dirty = true };
         }
     }
 
@@ -676,6 +678,10 @@ impl HeapCore {
             self.local().buddy.flush_cache(epoch);
             self.flush_empty_slabs();
             self.publish();
+            // Its allocations are behind it: idle decay counts an abandoned
+            // heap idle from its last slow path, not from its first look.
+            let l = self.local();
+            l.allocated_seen = l.counters.allocated;
         }
         self.ownership.abandon();
     }

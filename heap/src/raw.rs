@@ -553,7 +553,7 @@ unsafe fn collect_due(h: &HeapCore) {
                 // SAFETY: adopted just now (so quiet since its owner left or
                 // the last sweep), given back right after.
                 unsafe {
-                    gc::maybe_collect(a);
+                    gc::decay_abandoned(a);
                     a.abandon();
                 }
             }
