@@ -108,7 +108,7 @@ pub fn root(files: &[FileWrite]) {
         assert!(!t.offline_cpus().intersects(t.online_cpus()));
         for (i, c) in t.cores().iter().enumerate() {
             assert!(!c.cpus.is_empty() && c.cpus.is_subset(t.usable_cpus()));
-            // Cores partition the CPUs: no CPU is on two cores.
+            // Cores are disjoint: no CPU is on two cores.
             for d in &t.cores()[i + 1..] {
                 assert!(!c.cpus.intersects(&d.cpus));
             }

@@ -95,9 +95,11 @@ impl Raw {
         fn find<'a>(mut sets: impl Iterator<Item = &'a CpuSet>, cpu: usize) -> Option<usize> {
             sets.position(|s| s.contains(cpu))
         }
-        // Cores partition the CPUs: sibling masks that disagree (a buggy
-        // or hostile sysfs) must not count one CPU in two cores, so a CPU
-        // stays with the first core that claims it.
+        // Cores are disjoint: sibling masks that disagree (a buggy or
+        // hostile sysfs) must not count one CPU in two cores, so a CPU stays
+        // with the first core that claims it. (A usable CPU that no mask
+        // names, or one without a topology directory, is in no core, as
+        // hwloc leaves it.)
         let mut claimed = CpuSet::new();
         let mut cores: Vec<Core> = self
             .cores
