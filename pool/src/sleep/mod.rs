@@ -22,13 +22,28 @@ pub(crate) struct Counters {
     pub(crate) submitter_spin_ns: Counter,
 }
 
+/// Keeps its contents on cache lines of their own: the lock, the hints
+/// spinners poll and the counters each side bumps are written by different
+/// threads, and sharing a line made every one of those writes a transfer.
+/// 128 bytes, because x86-64 prefetches lines in pairs (as crossbeam's
+/// `CachePadded` assumes).
+#[repr(align(128))]
+pub(crate) struct Padded<T>(T);
+
+impl<T> core::ops::Deref for Padded<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
 /// The pool's shared scheduling state.
 pub(crate) struct Sleep {
     /// The one lock: queued batches, per-worker tickets, parked workers.
-    queue: Mutex<Queue>,
+    queue: Padded<Mutex<Queue>>,
     /// Shared tickets in the queue (a hint read by spinners without the
     /// lock; written only under it).
-    pending: AtomicUsize,
+    pending: Padded<AtomicUsize>,
     /// Per worker: it has private (broadcast) tickets queued. Same rules as
     /// `pending`; kept apart so that one worker's broadcast ticket does not
     /// make the others spin on the lock.
@@ -37,7 +52,7 @@ pub(crate) struct Sleep {
     /// ones it serves while waiting inside a job). Same rules as `mail`.
     job_mail: Box<[AtomicBool]>,
     /// Workers inside their spin window (a hint for how many to wake).
-    spinning: AtomicUsize,
+    spinning: Padded<AtomicUsize>,
     /// Shutdown hint for spinners (the authority is `Queue::shutdown`).
     shutdown: AtomicBool,
     /// Per worker: parked and not yet woken. Set under the lock by the
@@ -45,21 +60,21 @@ pub(crate) struct Sleep {
     asleep: Box<[AtomicBool]>,
     /// The spin window of workers and of waiting submitters.
     pub(crate) window: Duration,
-    pub(crate) counters: Counters,
+    pub(crate) counters: Padded<Counters>,
 }
 
 impl Sleep {
     pub(crate) fn new(workers: usize, window: Duration) -> Self {
         Sleep {
-            queue: Mutex::new(Queue::new(workers)),
-            pending: AtomicUsize::new(0),
-            spinning: AtomicUsize::new(0),
+            queue: Padded(Mutex::new(Queue::new(workers))),
+            pending: Padded(AtomicUsize::new(0)),
+            spinning: Padded(AtomicUsize::new(0)),
             shutdown: AtomicBool::new(false),
             asleep: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             job_mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
             window,
-            counters: Counters::default(),
+            counters: Padded(Counters::default()),
         }
     }
 
