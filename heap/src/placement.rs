@@ -514,7 +514,7 @@ mod tests {
             ("16amd64-8n2c", &[0, 1, 2, 3, 4, 5, 6, 7]),
             ("8ia64-2n2s2c", &[0, 1]),
             ("nvidiagpunumanodes", &[0, 8]),
-            ("fakeheteromemtiers", &[0, 1, 2]),
+            ("fakeheteromemtiers", &[0, 1, 2, 4, 6, 8, 9]),
             ("16em64t-4s2c2t", &[0]),
         ];
         let big: Vec<u32> = (0..64).collect();
