@@ -4,23 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/topology");
+mod common;
+use common::fixture;
 
 fn keel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_keel"))
         .args(args)
         .output()
         .expect("run keel")
-}
-
-fn fixture(name: &str) -> Option<PathBuf> {
-    let p = Path::new(FIXTURES).join(name);
-    if p.join("root").is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: fixture {} is absent", p.display());
-        None
-    }
 }
 
 fn temp_root(tag: &str) -> PathBuf {
@@ -296,4 +287,16 @@ fn special_files_in_a_root_neither_hang_nor_exhaust_memory() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Without the recorded machines these tests skip on a user's clone and
+/// fail under CI.
+#[test]
+fn missing_fixtures_fail_under_ci() {
+    for test in [
+        "json_on_a_fixture_matches_hwloc",
+        "tree_on_a_fixture_shows_every_level",
+    ] {
+        common::check_missing_oracle(test, false, "fixture");
+    }
 }
