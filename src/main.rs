@@ -7,7 +7,7 @@ use std::process::ExitCode;
 mod topo;
 
 fn usage() -> &'static str {
-    "usage: keel <command>\n\ncommands:\n  topo [--json] [--root DIR]   print the machine as keel sees it\n"
+    "usage: keel <command>\n\ncommands:\n  topo [--json] [--root DIR]   print the machine as keel sees it\n\n`keel <command> --help` says more.\n"
 }
 
 fn main() -> ExitCode {

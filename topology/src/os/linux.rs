@@ -205,6 +205,23 @@ pub(crate) enum AffinitySource {
 
 /// Reads the topology under `root`.
 pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
+    // Said plainly, rather than as "no CPU information" below. Other
+    // failures (a directory that cannot be searched) read as absent files.
+    match fs::metadata(root) {
+        Ok(m) if !m.is_dir() => {
+            return Err(TopologyError::NotADirectory {
+                root: root.display().to_string(),
+                exists: true,
+            });
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(TopologyError::NotADirectory {
+                root: root.display().to_string(),
+                exists: false,
+            });
+        }
+        _ => {}
+    }
     let fs = Sysfs::new(root);
     let mut raw = Raw::default();
     let cpuinfo = CpuInfo::read(&fs)?;
@@ -221,6 +238,10 @@ pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
             online = cpuinfo.procs.iter().map(|p| p.processor).collect();
             raw.notes
                 .push("no sysfs CPU directory: CPUs from proc/cpuinfo".into());
+        } else if fs.path(CPU_DIR).is_dir() {
+            return Err(TopologyError::NoCpusListed {
+                path: fs.shown(CPU_DIR),
+            });
         } else {
             return Err(TopologyError::NotASysfsRoot {
                 root: root.display().to_string(),
