@@ -11,13 +11,9 @@ use std::format;
 use std::string::String;
 use std::vec::Vec;
 
-use super::linux::Sysfs;
+use super::sysfs::{CPU_DIR, Res, Sysfs};
 use crate::parse;
-use crate::{CoreKind, CpuSet, TopologyError};
-
-type Res<T> = Result<T, TopologyError>;
-
-const CPU_DIR: &str = "sys/devices/system/cpu";
+use crate::{CoreKind, CpuSet};
 
 #[derive(Clone, Debug, Default)]
 struct Kind {
