@@ -34,7 +34,7 @@ fn group(t: &Topology, place: &CpuSet) -> usize {
         .iter()
         .find(|c| &c.cpus == place)
         .expect("a place is a core");
-    core.numa_node.unwrap_or(core.package)
+    core.numa_node.unwrap_or(core.package.unwrap_or(0))
 }
 
 /// Properties every plan must have, checked on every fixture given.
@@ -43,7 +43,7 @@ fn check(name: &str, t: &Topology) {
     let groups: HashSet<usize> = t
         .cores()
         .iter()
-        .map(|c| c.numa_node.unwrap_or(c.package))
+        .map(|c| c.numa_node.unwrap_or(c.package.unwrap_or(0)))
         .collect();
     for mode in [Binding::Close, Binding::Spread] {
         let p = places(t.cores(), mode);

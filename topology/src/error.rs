@@ -85,5 +85,5 @@ impl fmt::Display for TopologyError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for TopologyError {}
+// `core::error::Error` (Rust 1.81), so no_std users get it too.
+impl core::error::Error for TopologyError {}

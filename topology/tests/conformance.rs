@@ -221,12 +221,12 @@ fn every_fixture_agrees_with_hwloc() {
         match Topology::from_root(d.join("root")) {
             Ok(t) => {
                 // `Core::package` names the package holding the core, or is
-                // 0 when no package holds it (as documented).
+                // `None` when no package holds it (as documented).
                 for c in t.cores() {
                     let holder = t.packages().iter().position(|p| c.cpus.is_subset(&p.cpus));
-                    if holder.unwrap_or(0) != c.package {
+                    if holder != c.package {
                         failures.push(format!(
-                            "{name}: core {} has package {} but lies in {holder:?}",
+                            "{name}: core {} has package {:?} but lies in {holder:?}",
                             c.cpus, c.package
                         ));
                     }
