@@ -1,7 +1,6 @@
 //! `keel topo`: the machine as keel sees it, as a tree or as JSON.
 
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -25,6 +24,7 @@ options:
 ";
 
 /// What `keel topo` was asked for.
+#[derive(Default)]
 pub struct Options {
     /// Print the help instead.
     pub help: bool,
@@ -34,27 +34,20 @@ pub struct Options {
     pub root: Option<PathBuf>,
 }
 
-/// Parses `keel topo`'s arguments (after `topo`). They are OS strings: a
-/// root directory's name need not be UTF-8.
-pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
-    let mut o = Options {
-        help: false,
-        json: false,
-        root: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.to_str() {
-            Some("--json") => o.json = true,
-            Some("-h") | Some("--help") => o.help = true,
-            Some("--root") => {
-                let dir = it.next().ok_or("--root needs a directory")?;
+/// Parses `keel topo`'s arguments (those after `topo`). They stay OS
+/// strings: a root directory's name need not be UTF-8.
+pub fn parse_args(p: &mut lexopt::Parser) -> Result<Options, String> {
+    use lexopt::prelude::*;
+    let mut o = Options::default();
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("json") => o.json = true,
+            Short('h') | Long("help") => o.help = true,
+            Long("root") => {
+                let dir = p.value().map_err(|_| "--root needs a directory")?;
                 o.root = Some(PathBuf::from(dir));
             }
-            _ => match root_eq(a) {
-                Some(dir) => o.root = Some(dir),
-                None => return Err(format!("unknown argument `{}`", a.to_string_lossy())),
-            },
+            _ => return Err(arg.unexpected().to_string()),
         }
     }
     // An empty path would read `sys/` and `proc/` under the current
@@ -63,22 +56,6 @@ pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
         return Err("--root needs a directory".into());
     }
     Ok(o)
-}
-
-/// The directory of a `--root=DIR` argument, split on the OS string's bytes
-/// so that a directory name that is not UTF-8 survives.
-fn root_eq(a: &OsStr) -> Option<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt as _;
-        a.as_bytes()
-            .strip_prefix(b"--root=")
-            .map(|d| PathBuf::from(OsStr::from_bytes(d)))
-    }
-    #[cfg(not(unix))]
-    {
-        a.to_str()?.strip_prefix("--root=").map(PathBuf::from)
-    }
 }
 
 /// Runs `keel topo` and returns what to print on stdout.
