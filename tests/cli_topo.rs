@@ -48,7 +48,7 @@ fn json_on_a_fixture_matches_hwloc() {
     assert_eq!(v["workers"]["latency"], e["pus_online_allowed"]);
     assert!(v["cpu_quota"].is_null());
     assert!(v["fallback"].is_null());
-    // Every field the issue names, with its type.
+    // Every field scripts rely on, with its type.
     for k in ["usable_cpus", "online_cpus", "offline_cpus"] {
         assert!(v[k].is_string(), "{k}");
     }

@@ -65,7 +65,7 @@ fn size_hist(t: &Topology, level: u8) -> Value {
     serde_json::json!({ "count": n, "sizes_bytes": m })
 }
 
-/// The fields the issue lists, from our answer, shaped like `expected`.
+/// The compared fields, from our answer, shaped like `expected`.
 fn ours(t: &Topology) -> Value {
     let mut smt: BTreeMap<String, u64> = BTreeMap::new();
     for c in t.cores() {

@@ -162,7 +162,7 @@ impl Cgroups {
             }
         }
         // The cpuset's path: the legacy file, else the first v1 cpuset or
-        // v2 line (hwloc_read_linux_cgroup_name); its mount: the standard
+        // v2 line, as hwloc reads it; its mount: the standard
         // places first, then the mount table.
         let Some(name) = legacy.or(first_cpuset_line) else {
             return Ok(cg);

@@ -1,10 +1,10 @@
 //! Linux: sysfs and procfs under a root directory.
 //!
-//! The reading follows hwloc's Linux backend (`topology-linux.c`) so that a
-//! recorded root gives the answers hwloc gives: cores and packages come from
-//! sibling masks (`core_cpus`/`thread_siblings`, `package_cpus`/
-//! `core_siblings`), an object is created by the first online CPU of its mask,
-//! and IDs are only labels. Reading is plain `std::fs`, so a recorded root
+//! The reading follows hwloc's Linux backend so that a recorded root gives
+//! the answers hwloc gives: cores and packages come from sibling masks
+//! (`core_cpus`/`thread_siblings`, `package_cpus`/`core_siblings`), an
+//! object is created by the first online CPU of its mask, and IDs are only
+//! labels. Reading is plain `std::fs`, so a recorded root
 //! can be replayed on any OS; only the live affinity mask needs Linux.
 //!
 //! One file per source: [`sysfs`] reads files under the root, [`cpus`]
