@@ -60,6 +60,12 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 /// per-worker tables are small and a batch's hand count cannot overflow its
 /// latch. A wider request is [`BuildError::TooWide`].
 pub const MAX_WIDTH: usize = 1 << 16;
+/// A width read from the environment is capped at this many hands per usable
+/// CPU (with a note in [`Config::notes`]): oversubscribing a few times over
+/// can suit hands that block, but a typo such as `KEEL_WORKERS=65536` must
+/// not start tens of thousands of threads. The builder's own
+/// [`Builder::width`] is taken as asked, up to [`MAX_WIDTH`].
+pub const ENV_WIDTH_PER_CPU: usize = 4;
 
 /// What workers share.
 pub(crate) struct Shared {
@@ -143,7 +149,9 @@ pub enum BuildError {
         /// The largest width a pool can have ([`MAX_WIDTH`]).
         max: usize,
     },
-    /// The OS refused to start worker `index`.
+    /// The OS refused to start worker `index` (a thread limit such as
+    /// `RLIMIT_NPROC`, or memory). The workers started before it have been
+    /// joined when `build` returns this.
     Spawn {
         /// The worker that did not start.
         index: usize,
@@ -270,7 +278,9 @@ impl Builder {
 
     /// Hands, the calling thread included (`width - 1` worker threads; 1
     /// starts no thread at all). Overrides [`ENV_WORKERS`] and the topology.
-    /// `build` refuses 0 and anything above [`MAX_WIDTH`].
+    /// `build` refuses 0 and anything above [`MAX_WIDTH`]; a width from
+    /// [`ENV_WORKERS`] is capped at [`ENV_WIDTH_PER_CPU`] hands per usable
+    /// CPU instead.
     pub fn width(mut self, width: usize) -> Self {
         self.width = Some(width);
         self
@@ -329,16 +339,21 @@ impl Builder {
                         topology.as_ref(),
                     )
                 }
-                Some(w) if w > MAX_WIDTH => {
-                    notes.push(format!(
-                        "{ENV_WORKERS}={w} ignored: the width is at most {MAX_WIDTH}"
-                    ));
-                    default_width(
+                Some(w) => {
+                    let cpus = usable_cpus(
                         #[cfg(feature = "topology")]
                         topology.as_ref(),
-                    )
+                    );
+                    let cap = cpus.saturating_mul(ENV_WIDTH_PER_CPU).min(MAX_WIDTH);
+                    if w > cap {
+                        notes.push(format!(
+                            "{ENV_WORKERS}={w} capped at {cap}: at most {ENV_WIDTH_PER_CPU} hands per usable CPU ({cpus}) from the environment"
+                        ));
+                        (cap, Source::Env)
+                    } else {
+                        (w, Source::Env)
+                    }
                 }
-                Some(w) => (w, Source::Env),
                 None => default_width(
                     #[cfg(feature = "topology")]
                     topology.as_ref(),
@@ -435,6 +450,19 @@ fn default_width(#[cfg(feature = "topology")] topology: Option<&Topology>) -> (u
     }
     let n = std::thread::available_parallelism().map_or(1, |n| n.get());
     (n.min(MAX_WIDTH), Source::AvailableParallelism)
+}
+
+/// The CPUs this process may use: the topology's usable CPUs, else
+/// `available_parallelism` (which also honours the affinity mask).
+fn usable_cpus(#[cfg(feature = "topology")] topology: Option<&Topology>) -> usize {
+    #[cfg(feature = "topology")]
+    if let Some(t) = topology {
+        let n = t.usable_cpus().len();
+        if n > 0 {
+            return n;
+        }
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// Reads a non-negative integer from the environment; an unparsable value
