@@ -1,6 +1,8 @@
 //! The builder: width, spin window, binding and thread names, from the
-//! builder's own settings, the environment, and the defaults.
+//! builder's own settings, then the environment and the config file
+//! ([`crate::settings`]), then the defaults.
 
+use crate::settings::{self, Settings};
 use crate::sleep::Sleep;
 use crate::sync::{Arc, Mutex, thread};
 #[cfg(feature = "topology")]
@@ -9,12 +11,12 @@ use crate::{Pool, Shared, worker};
 use std::fmt;
 use std::time::Duration;
 
-/// The environment variable that sets the pool width (hands, the calling
-/// thread included) when the builder does not.
-pub const ENV_WORKERS: &str = "KEEL_WORKERS";
-/// The environment variable that sets the spin window in microseconds when
-/// the builder does not (`0` parks at once).
-pub const ENV_SPIN_US: &str = "KEEL_SPIN_US";
+/// The environment variable (and config-file key) that sets the pool width
+/// (hands, the calling thread included) when the builder does not.
+pub const ENV_WORKERS: &str = settings::WORKERS;
+/// The environment variable (and config-file key) that sets the spin window
+/// in microseconds when the builder does not (`0` parks at once).
+pub const ENV_SPIN_US: &str = settings::SPIN_US;
 /// The default spin window: long enough to cover a wakeup's cost, short
 /// enough that an idle pool stops burning CPU within a tenth of a millisecond.
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
@@ -23,8 +25,8 @@ pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 /// per-worker tables are small and a batch's hand count cannot overflow its
 /// latch. A wider request is [`BuildError::TooWide`].
 pub const MAX_WIDTH: usize = 1 << 16;
-/// A width read from the environment is capped at this many hands per usable
-/// CPU (with a note in [`Config::notes`]): oversubscribing a few times over
+/// A width read from the environment or the config file is capped at this
+/// many hands per usable CPU (with a note in [`Config::notes`]): oversubscribing a few times over
 /// can suit hands that block, but a typo such as `KEEL_WORKERS=65536` must
 /// not start tens of thousands of threads. The builder's own
 /// [`Builder::width`] is taken as asked, up to [`MAX_WIDTH`].
@@ -92,11 +94,14 @@ impl std::error::Error for BuildError {
 
 /// Where a setting came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Source {
-    /// Set on the [`Builder`].
+    /// Set by the program: on the [`Builder`], or with [`Settings::set`].
     Builder,
-    /// Read from the environment ([`ENV_WORKERS`], [`ENV_SPIN_US`]).
+    /// Read from the environment ([`ENV_WORKERS`], [`ENV_SPIN_US`], ...).
     Env,
+    /// Read from the config file named by `KEEL_CONFIG`.
+    File,
     /// The topology's physical cores (`Topology::workers_for(Work::Bandwidth)`).
     Topology,
     /// `std::thread::available_parallelism` (no topology).
@@ -107,6 +112,7 @@ pub enum Source {
 
 /// The settings a pool runs with, and where each came from.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Config {
     /// Hands, the calling thread included: `width - 1` worker threads.
     pub width: usize,
@@ -119,8 +125,13 @@ pub struct Config {
     /// Worker binding.
     #[cfg(feature = "topology")]
     pub binding: Binding,
-    /// Settings that were ignored and why (an unparsable environment
-    /// variable, for example).
+    /// Where `binding` came from.
+    #[cfg(feature = "topology")]
+    pub binding_source: Source,
+    /// The config file read (named by `KEEL_CONFIG`), if one was.
+    pub config_file: Option<std::path::PathBuf>,
+    /// Settings that were ignored or capped, and why (an unparsable
+    /// environment variable, a bad line of the config file, for example).
     pub notes: Vec<String>,
 }
 
@@ -143,8 +154,9 @@ pub struct Builder {
     width: Option<usize>,
     spin: Option<Duration>,
     thread_name: Option<String>,
+    settings: Option<Settings>,
     #[cfg(feature = "topology")]
-    binding: Binding,
+    binding: Option<Binding>,
     #[cfg(feature = "topology")]
     topology: Option<Topology>,
 }
@@ -156,7 +168,8 @@ impl Builder {
     }
 
     /// Hands, the calling thread included (`width - 1` worker threads; 1
-    /// starts no thread at all). Overrides [`ENV_WORKERS`] and the topology.
+    /// starts no thread at all). Overrides [`ENV_WORKERS`], the config file
+    /// and the topology.
     /// `build` refuses 0 and anything above [`MAX_WIDTH`]; a width from
     /// [`ENV_WORKERS`] is capped at [`ENV_WIDTH_PER_CPU`] hands per usable
     /// CPU instead.
@@ -166,7 +179,8 @@ impl Builder {
     }
 
     /// How long an idle worker, or a submitter waiting for its batch, spins
-    /// before it parks (0 parks at once). Overrides [`ENV_SPIN_US`].
+    /// before it parks (0 parks at once). Overrides [`ENV_SPIN_US`] and the
+    /// config file.
     pub fn spin_window(mut self, window: Duration) -> Self {
         self.spin = Some(window);
         self
@@ -180,10 +194,29 @@ impl Builder {
     }
 
     /// Binds each worker to CPUs of the topology's cores (default
-    /// [`Binding::None`]).
+    /// [`Binding::None`], or `KEEL_BIND`).
     #[cfg(feature = "topology")]
     pub fn binding(mut self, binding: Binding) -> Self {
-        self.binding = binding;
+        self.binding = Some(binding);
+        self
+    }
+
+    /// Takes the settings the builder leaves open from `settings` instead
+    /// of reading them from the environment and `KEEL_CONFIG`
+    /// ([`Settings::from_env`]); their notes join [`Config::notes`].
+    ///
+    /// ```
+    /// use keel_pool::{Pool, Source, settings::Settings};
+    ///
+    /// let pool = Pool::builder()
+    ///     .settings(Settings::parse("KEEL_WORKERS=2\nKEEL_SPIN_US=20\n"))
+    ///     .build()?;
+    /// assert_eq!((pool.width(), pool.config().width_source), (2, Source::File));
+    /// assert_eq!(pool.config().spin.as_micros(), 20);
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
+    pub fn settings(mut self, settings: Settings) -> Self {
+        self.settings = Some(settings);
         self
     }
 
@@ -196,11 +229,29 @@ impl Builder {
 
     /// Starts the workers.
     pub fn build(self) -> Result<Pool, BuildError> {
-        let mut notes = Vec::new();
         #[cfg(feature = "topology")]
-        let topology = self.topology.clone().or_else(|| {
-            (self.width.is_none() || self.binding != Binding::None).then(detect_topology)
-        });
+        let binding_open = self.binding.is_none();
+        #[cfg(not(feature = "topology"))]
+        let binding_open = false;
+        let open = self.width.is_none() || self.spin.is_none() || binding_open;
+        let settings = match self.settings {
+            Some(s) => s,
+            None if open => Settings::from_env(),
+            None => Settings::new(),
+        };
+        let mut notes = settings.notes().to_vec();
+        #[cfg(feature = "topology")]
+        let (binding, binding_source) = match self.binding {
+            Some(b) => (b, Source::Builder),
+            None => settings
+                .binding()
+                .unwrap_or((Binding::None, Source::Default)),
+        };
+        #[cfg(feature = "topology")]
+        let topology = self
+            .topology
+            .clone()
+            .or_else(|| (self.width.is_none() || binding != Binding::None).then(detect_topology));
         let (width, width_source) = match self.width {
             Some(0) => return Err(BuildError::ZeroWidth),
             Some(width) if width > MAX_WIDTH => {
@@ -210,27 +261,25 @@ impl Builder {
                 });
             }
             Some(w) => (w, Source::Builder),
-            None => match env_usize(ENV_WORKERS, &mut notes) {
-                Some(0) => {
-                    notes.push(format!("{ENV_WORKERS}=0 ignored: the width is at least 1"));
-                    default_width(
-                        #[cfg(feature = "topology")]
-                        topology.as_ref(),
-                    )
-                }
-                Some(w) => {
+            None => match settings.workers() {
+                Some((w, src)) => {
                     let cpus = usable_cpus(
                         #[cfg(feature = "topology")]
                         topology.as_ref(),
                     );
                     let cap = cpus.saturating_mul(ENV_WIDTH_PER_CPU).min(MAX_WIDTH);
                     if w > cap {
+                        let from = if src == Source::File {
+                            "the config file"
+                        } else {
+                            "the environment"
+                        };
                         notes.push(format!(
-                            "{ENV_WORKERS}={w} capped at {cap}: at most {ENV_WIDTH_PER_CPU} hands per usable CPU ({cpus}) from the environment"
+                            "{ENV_WORKERS}={w} capped at {cap}: at most {ENV_WIDTH_PER_CPU} hands per usable CPU ({cpus}) from {from}"
                         ));
-                        (cap, Source::Env)
+                        (cap, src)
                     } else {
-                        (w, Source::Env)
+                        (w, src)
                     }
                 }
                 None => default_width(
@@ -241,15 +290,12 @@ impl Builder {
         };
         let (spin, spin_source) = match self.spin {
             Some(s) => (s, Source::Builder),
-            None => match env_usize(ENV_SPIN_US, &mut notes) {
-                Some(us) => (Duration::from_micros(us as u64), Source::Env),
-                None => (DEFAULT_SPIN, Source::Default),
-            },
+            None => settings.spin().unwrap_or((DEFAULT_SPIN, Source::Default)),
         };
         let workers = width - 1;
         #[cfg(feature = "topology")]
         let mut plan = match &topology {
-            Some(t) => affinity::plan(t, self.binding, workers),
+            Some(t) => affinity::plan(t, binding, workers),
             None => vec![None; workers],
         }
         .into_iter();
@@ -295,7 +341,10 @@ impl Builder {
                 spin,
                 spin_source,
                 #[cfg(feature = "topology")]
-                binding: self.binding,
+                binding,
+                #[cfg(feature = "topology")]
+                binding_source,
+                config_file: settings.file().map(std::path::Path::to_path_buf),
                 notes,
             },
         };
@@ -303,7 +352,7 @@ impl Builder {
         // every worker has run a broadcast call its outcome is recorded, and
         // `binding_failures` is complete when `build` returns.
         #[cfg(feature = "topology")]
-        if self.binding != Binding::None {
+        if binding != Binding::None {
             pool.broadcast(|_| {});
         }
         Ok(pool)
@@ -342,17 +391,4 @@ fn usable_cpus(#[cfg(feature = "topology")] topology: Option<&Topology>) -> usiz
         }
     }
     std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// Reads a non-negative integer from the environment; an unparsable value
-/// is ignored with a note.
-fn env_usize(name: &str, notes: &mut Vec<String>) -> Option<usize> {
-    let v = std::env::var(name).ok()?;
-    match v.trim().parse::<usize>() {
-        Ok(n) => Some(n),
-        Err(e) => {
-            notes.push(format!("{name}={v:?} ignored: {e}"));
-            None
-        }
-    }
 }

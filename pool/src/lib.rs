@@ -32,6 +32,7 @@ mod cancel;
 mod latch;
 mod morsel;
 mod queue;
+pub mod settings;
 mod sleep;
 mod stats;
 mod sync;

@@ -3,6 +3,7 @@
 
 use keel_pool::{
     BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS, MAX_WIDTH, Pool, Source,
+    settings::Settings,
 };
 use std::time::Duration;
 
@@ -135,9 +136,11 @@ fn settings_sources_and_errors() {
 
 #[test]
 fn thread_name_with_nul_is_an_error() {
-    // Width and spin are given, so this test reads no environment.
+    // Settings given, so this test reads no environment (the other test in
+    // this binary writes it).
     let r = std::panic::catch_unwind(|| {
         Pool::builder()
+            .settings(Settings::new())
             .width(2)
             .spin_window(Duration::ZERO)
             .thread_name("scan\0pool")
@@ -151,6 +154,7 @@ fn thread_name_with_nul_is_an_error() {
     }
     // A plain prefix still names the workers.
     let p = Pool::builder()
+        .settings(Settings::new())
         .width(2)
         .spin_window(Duration::ZERO)
         .thread_name("scan")
