@@ -4,7 +4,9 @@
 
 use crate::settings::{self, Settings};
 use crate::sleep::Sleep;
-use crate::sync::{Arc, Mutex, thread};
+#[cfg(feature = "topology")]
+use crate::sync::Mutex;
+use crate::sync::{Arc, thread};
 #[cfg(feature = "topology")]
 use crate::{Binding, Topology, affinity};
 use crate::{Pool, Shared, worker};
@@ -301,6 +303,7 @@ impl Builder {
         .into_iter();
         let shared = Arc::new(Shared {
             sleep: Sleep::new(workers, spin),
+            #[cfg(feature = "topology")]
             binding: Mutex::new(vec![None; workers]),
         });
         let prefix = self.thread_name.unwrap_or_else(|| "keel-pool".to_string());

@@ -40,7 +40,7 @@ mod unwind;
 mod worker;
 
 #[cfg(feature = "topology")]
-pub use affinity::{Binding, current_cpus, places, plan};
+pub use affinity::{BindError, Binding, places, plan};
 pub use builder::{
     BuildError, Builder, Config, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS,
     MAX_WIDTH, Source,
@@ -53,13 +53,16 @@ pub use stats::Stats;
 use batch::{BatchCore, BatchRef, Kind};
 use sleep::Sleep;
 use std::fmt;
-use sync::{Arc, AtomicBool, Mutex, Ordering, lock, thread};
+use sync::{Arc, AtomicBool, Ordering, thread};
+#[cfg(feature = "topology")]
+use sync::{Mutex, lock};
 
 /// What workers share.
 pub(crate) struct Shared {
     pub(crate) sleep: Sleep,
     /// Per worker: the outcome of binding, when binding was asked for.
-    pub(crate) binding: Mutex<Vec<Option<Result<(), String>>>>,
+    #[cfg(feature = "topology")]
+    pub(crate) binding: Mutex<Vec<Option<Result<(), BindError>>>>,
 }
 
 /// A fork-join pool. See the crate documentation.
@@ -295,7 +298,18 @@ impl Pool {
     /// Workers whose binding failed, with the reason (empty when binding is
     /// off or every worker bound itself); complete once `build` has
     /// returned. A worker that could not bind runs unbound.
-    pub fn binding_failures(&self) -> Vec<(usize, String)> {
+    ///
+    /// ```
+    /// use keel_pool::{Binding, Pool};
+    ///
+    /// let pool = Pool::builder().width(2).binding(Binding::Close).build()?;
+    /// for (worker, why) in pool.binding_failures() {
+    ///     eprintln!("worker {worker} runs unbound: {why}");
+    /// }
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
+    #[cfg(feature = "topology")]
+    pub fn binding_failures(&self) -> Vec<(usize, BindError)> {
         lock(&self.shared.binding)
             .iter()
             .enumerate()
@@ -387,17 +401,21 @@ impl Drop for Pool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn _assert_send_sync() {
-        fn is<T: Send + Sync>() {}
-        is::<Pool>();
-        is::<Cancel>();
-        is::<Stats>();
-    }
-}
+// Public types that are shared with, or sent to, other threads: a pool is
+// used from many submitters, a Cancel flag from every hand, and errors and
+// reports travel in `Box<dyn Error + Send + Sync>` and across joins.
+static_assertions::assert_impl_all!(Pool: Send, Sync);
+static_assertions::assert_impl_all!(BatchOptions<'static>: Send, Sync);
+static_assertions::assert_impl_all!(Builder: Send, Sync);
+static_assertions::assert_impl_all!(Cancel: Send, Sync);
+static_assertions::assert_impl_all!(Cancelled: Send, Sync);
+static_assertions::assert_impl_all!(BuildError: Send, Sync);
+static_assertions::assert_impl_all!(Config: Send, Sync);
+static_assertions::assert_impl_all!(Stats: Send, Sync);
+static_assertions::assert_impl_all!(settings::Settings: Send, Sync);
+static_assertions::assert_impl_all!(settings::SettingError: Send, Sync);
+#[cfg(feature = "topology")]
+static_assertions::assert_impl_all!(BindError: Send, Sync);
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
