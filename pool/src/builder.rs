@@ -36,6 +36,7 @@ pub const ENV_WIDTH_PER_CPU: usize = 4;
 
 /// Why a pool could not be built.
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BuildError {
     /// A width of 0 was asked for; the smallest pool has width 1 (the
     /// calling thread alone).
