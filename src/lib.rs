@@ -11,9 +11,9 @@
 //! | [`kernels`] | `keel-kernels` | SIMD column kernels with runtime dispatch |
 //!
 //! With every crate on, [`Runtime`] composes them: a pool sized from the
-//! topology running kernels morsel-parallel (sum, filter-count,
-//! count-distinct through per-hand HyperLogLogs, span scan with a shared
-//! abort flag).
+//! topology, one heap per hand, and kernels run morsel-parallel (a fold
+//! with per-hand state, sum, filter-count, count-distinct through per-hand
+//! HyperLogLogs, span scan with a shared abort flag).
 #![no_std]
 
 #[cfg(feature = "std")]
@@ -39,6 +39,7 @@ pub use keel_kernels as kernels;
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 mod runtime;
@@ -46,9 +47,10 @@ mod runtime;
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
-pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
+pub use runtime::{HandCx, MORSEL_ROWS, Runtime, RuntimeError};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(all(
@@ -56,6 +58,7 @@ pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 #[doc = include_str!("../README.md")]

@@ -11,6 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::vec;
 use std::vec::Vec;
 
+use keel_heap::Heap;
 use keel_kernels::Element;
 use keel_kernels::filter::Predicate;
 use keel_kernels::hll::HyperLogLog;
@@ -28,17 +29,37 @@ pub const MORSEL_ROWS: usize = 64 * 1024;
 pub enum RuntimeError {
     /// A kernel refused its arguments.
     Kernel(keel_kernels::Error),
+    /// The pool could not be built.
+    Pool(BuildError),
+    /// No heap could be made for a hand.
+    Heap,
 }
 
 impl std::fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RuntimeError::Kernel(e) => write!(f, "kernel error: {e:?}"),
+            RuntimeError::Kernel(e) => write!(f, "kernel error: {e}"),
+            RuntimeError::Pool(e) => write!(f, "pool error: {e}"),
+            RuntimeError::Heap => f.write_str("no heap could be made for a hand"),
         }
     }
 }
 
-impl std::error::Error for RuntimeError {}
+impl std::error::Error for RuntimeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RuntimeError::Kernel(e) => Some(e),
+            RuntimeError::Pool(e) => Some(e),
+            RuntimeError::Heap => None,
+        }
+    }
+}
+
+impl From<BuildError> for RuntimeError {
+    fn from(e: BuildError) -> Self {
+        RuntimeError::Pool(e)
+    }
+}
 
 impl From<keel_kernels::Error> for RuntimeError {
     fn from(e: keel_kernels::Error) -> Self {
@@ -56,25 +77,176 @@ impl From<keel_kernels::Error> for RuntimeError {
 /// assert_eq!(rt.sum(&col)?, (0..200_000i64).sum::<i64>());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct Runtime {
     topology: Topology,
     pool: Pool,
+    /// One heap per hand, indexed by hand.
+    heaps: Vec<Mutex<Heap>>,
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("pool", &self.pool)
+            .field("heaps", &self.heaps.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a hand sees inside [`Runtime::fold`]: which hand it is, how many
+/// there are, and its own heap for scratch.
+#[derive(Clone, Copy)]
+pub struct HandCx<'a> {
+    index: usize,
+    width: usize,
+    heap: &'a Heap,
+}
+
+impl std::fmt::Debug for HandCx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandCx")
+            .field("index", &self.index)
+            .field("width", &self.width)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> HandCx<'a> {
+    /// This hand's index, `0..width`, stable for the whole operation.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Hands in this operation.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// This hand's heap: nobody else allocates from it during the
+    /// operation, and the runtime collects it when the operation ends.
+    pub fn heap(&self) -> &'a Heap {
+        self.heap
+    }
 }
 
 impl Runtime {
     /// Detects the machine and builds a pool of its bandwidth width
     /// (physical cores among usable CPUs, capped by the quota; `KEEL_WORKERS`
-    /// overrides).
-    pub fn new() -> Result<Runtime, BuildError> {
+    /// overrides), and one heap per hand.
+    pub fn new() -> Result<Runtime, RuntimeError> {
         let topology = Topology::detect();
         let pool = Pool::builder().topology(topology.clone()).build()?;
-        Ok(Runtime { topology, pool })
+        Runtime::from_parts(topology, pool)
     }
 
-    /// A runtime over a topology and pool the caller built.
-    pub fn from_parts(topology: Topology, pool: Pool) -> Runtime {
-        Runtime { topology, pool }
+    /// A runtime over a topology and pool the caller built, with one heap
+    /// per hand of the pool.
+    pub fn from_parts(topology: Topology, pool: Pool) -> Result<Runtime, RuntimeError> {
+        let heaps = (0..pool.width())
+            .map(|_| Heap::new().map(Mutex::new).map_err(|_| RuntimeError::Heap))
+            .collect::<Result<_, _>>()?;
+        Ok(Runtime {
+            topology,
+            pool,
+            heaps,
+        })
+    }
+
+    /// A morsel-parallel fold: the rows `0..len` in morsels of `morsel`
+    /// rows (0 is taken as 1), claimed so that faster hands take more. Each
+    /// hand starts its accumulator with `init` and folds every morsel it
+    /// claims into it with `fold`; the accumulators come back in hand order
+    /// (hands that claimed nothing included), for the caller to combine.
+    /// The first error stops hands from starting new morsels and is
+    /// returned; so is [`RuntimeError::Heap`] if a fold nested inside
+    /// another's job finds the hand's heap taken and cannot make one of its
+    /// own. Each hand allocates its scratch from its own heap
+    /// ([`HandCx::heap`]); the heaps are collected when the fold ends.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    ///
+    /// let rt = Runtime::new()?;
+    /// let col: Vec<u32> = (0..100_000).collect();
+    /// let parts = rt.fold(
+    ///     col.len(),
+    ///     4096,
+    ///     |_| 0u64,
+    ///     |acc, rows, _| {
+    ///         *acc += col[rows].iter().map(|&x| u64::from(x)).sum::<u64>();
+    ///         Ok::<(), keel_rt::RuntimeError>(())
+    ///     },
+    /// )?;
+    /// assert_eq!(parts.iter().sum::<u64>(), 99_999 * 100_000 / 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fold<A, E, I, F>(&self, len: usize, morsel: usize, init: I, fold: F) -> Result<Vec<A>, E>
+    where
+        A: Send,
+        E: Send + From<RuntimeError>,
+        I: Fn(&HandCx<'_>) -> A + Sync,
+        F: Fn(&mut A, std::ops::Range<usize>, &HandCx<'_>) -> Result<(), E> + Sync,
+    {
+        let morsel = morsel.max(1);
+        let morsels = len.div_ceil(morsel);
+        let width = self.heaps.len().min(morsels).max(1);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let err = Mutex::new(None);
+        let slots: Vec<Mutex<Option<A>>> = (0..width).map(|_| Mutex::new(None)).collect();
+        // One job per hand: job `h` runs once, so it alone holds heap `h`
+        // and slot `h` for the whole batch.
+        self.pool.run_with(width, width, |h| {
+            // A fold nested inside another's job finds the hand's heap
+            // taken and works in a heap of its own.
+            let (guard, spare);
+            let heap: &Heap = match self.heaps[h].try_lock() {
+                Ok(g) => {
+                    guard = g;
+                    &guard
+                }
+                Err(_) => match Heap::new() {
+                    Ok(hp) => {
+                        spare = hp;
+                        &spare
+                    }
+                    Err(_) => {
+                        stop.store(true, Ordering::Relaxed);
+                        lock(&err).get_or_insert(RuntimeError::Heap.into());
+                        return;
+                    }
+                },
+            };
+            let cx = HandCx {
+                index: h,
+                width,
+                heap,
+            };
+            let mut acc = init(&cx);
+            while !stop.load(Ordering::Relaxed) {
+                let m = next.fetch_add(1, Ordering::Relaxed);
+                if m >= morsels {
+                    break;
+                }
+                let rows = m * morsel..len.min((m + 1) * morsel);
+                if let Err(e) = fold(&mut acc, rows, &cx) {
+                    stop.store(true, Ordering::Relaxed);
+                    lock(&err).get_or_insert(e);
+                    break;
+                }
+            }
+            *lock(&slots[h]) = Some(acc);
+            // The hand's part of the query is over: collect what its
+            // morsels freed.
+            heap.gc();
+        });
+        if let Some(e) = err.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        Ok(slots
+            .into_iter()
+            .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect())
     }
 
     /// The machine the runtime was sized for.

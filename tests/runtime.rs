@@ -3,6 +3,7 @@
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 
@@ -16,7 +17,7 @@ fn runtimes() -> Vec<Runtime> {
         .into_iter()
         .map(|w| {
             let pool = Pool::builder().width(w).build().expect("pool");
-            Runtime::from_parts(Topology::detect(), pool)
+            Runtime::from_parts(Topology::detect(), pool).expect("runtime")
         })
         .collect()
 }
@@ -124,5 +125,110 @@ fn span_exceeded_only_across_morsels_is_caught() {
             rt.pool().width()
         );
         assert_eq!(rt.span_within(&col, 10_000).unwrap(), Some((0, 10_000)));
+    }
+}
+
+#[test]
+fn fold_gives_one_accumulator_per_hand_covering_every_row_once() {
+    let col = column(7 * MORSEL_ROWS / 3 + 11, 5);
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                col.len(),
+                1000,
+                |cx| (cx.index(), Vec::new()),
+                |(index, rows), r, cx| {
+                    assert_eq!(*index, cx.index(), "a hand sees only its accumulator");
+                    assert!(cx.index() < cx.width());
+                    rows.push(r);
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert!(parts.len() <= rt.pool().width());
+        let mut all: Vec<_> = parts.into_iter().flat_map(|(_, r)| r).collect();
+        all.sort_by_key(|r| r.start);
+        let mut next = 0;
+        for r in all {
+            assert_eq!(r.start, next);
+            next = r.end;
+        }
+        assert_eq!(next, col.len());
+    }
+}
+
+#[test]
+fn fold_scratch_comes_from_the_hands_heap() {
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                100_000,
+                4096,
+                |_| 0u64,
+                |acc, r, cx| {
+                    let p = cx.heap().alloc(r.len() * 8, 8);
+                    assert!(!p.is_null());
+                    // SAFETY: `p` holds r.len() * 8 writable bytes.
+                    unsafe { p.write_bytes(1, r.len() * 8) };
+                    *acc += r.len() as u64;
+                    // SAFETY: `p` came from this heap and is freed once.
+                    unsafe { cx.heap().free(p) };
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(parts.iter().sum::<u64>(), 100_000);
+    }
+}
+
+#[test]
+fn fold_returns_the_first_error_and_stops_claiming() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    for rt in runtimes() {
+        let ran = AtomicUsize::new(0);
+        let r = rt.fold(
+            1_000_000,
+            100,
+            |_| (),
+            |_, r, _| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if r.start >= 500 {
+                    Err(keel_rt::RuntimeError::Heap)
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert!(matches!(r, Err(keel_rt::RuntimeError::Heap)));
+        // Morsel 5 fails; each hand starts at most one more after that.
+        let ran = ran.into_inner();
+        assert!(ran <= 6 + rt.pool().width(), "{ran} morsels ran");
+    }
+}
+
+#[test]
+fn fold_nested_in_a_fold_works() {
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                8,
+                1,
+                |_| 0u64,
+                |acc, _, _| {
+                    let inner = rt.fold(
+                        1000,
+                        10,
+                        |_| 0u64,
+                        |a, r, _| {
+                            *a += r.len() as u64;
+                            Ok::<(), keel_rt::RuntimeError>(())
+                        },
+                    )?;
+                    *acc += inner.iter().sum::<u64>();
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(parts.iter().sum::<u64>(), 8000);
     }
 }

@@ -2,7 +2,8 @@
 //! masks bound workers really get on this machine.
 #![cfg(all(not(keel_loom), feature = "topology"))]
 
-use keel_pool::{Binding, Pool, current_cpus, places, plan};
+use keel_pool::{Binding, Pool, places, plan};
+use keel_topology::current_affinity;
 use keel_topology::{CpuSet, Topology};
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -131,7 +132,7 @@ fn bound_workers_masks_on_this_machine() {
             pool.binding_failures()
         );
         let masks = Mutex::new(vec![None; workers]);
-        pool.broadcast(|w| masks.lock().unwrap()[w] = Some(current_cpus().unwrap()));
+        pool.broadcast(|w| masks.lock().unwrap()[w] = Some(current_affinity().unwrap()));
         let masks = masks.into_inner().unwrap();
         let expect = plan(&t, mode, workers);
         for (w, m) in masks.iter().enumerate() {

@@ -35,6 +35,8 @@ pub use error::TopologyError;
 #[cfg(feature = "std")]
 pub use load::Loader;
 pub use model::{Cache, CacheKind, Core, CoreKind, CpuSet, NumaNode, Package, Work};
+#[cfg(feature = "std")]
+pub use os::current_affinity;
 
 #[cfg(feature = "std")]
 mod load;

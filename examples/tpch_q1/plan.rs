@@ -1,0 +1,133 @@
+//! Q1 as an engine runs it on keel: a [`Runtime`] (a pool sized from the
+//! topology, one heap per hand), a morsel-parallel fold with one partial
+//! table per hand, and kernels inside the morsel loop.
+//!
+//! Per morsel, per block of [`BLOCK`] rows (so that the block's selection
+//! and its columns stay in L1):
+//! 1. the date predicate, `l_shipdate <= 1998-09-02`, is the kernels'
+//!    `i32` compare into a selection bitmap;
+//! 2. the group step adds the selected rows into the hand's `i64` table of
+//!    the six (`l_returnflag`, `l_linestatus`) groups, computing
+//!    `price · (100 - discount)` and `· (100 + tax)` on the way;
+//! 3. at the end of the morsel the `i64` table is widened into the hand's
+//!    `i128` sums (a morsel cannot overflow `i64`: [`MORSEL_SUM_ROWS`]).
+//!
+//! The hands' tables are added in hand order at the end; every sum is an
+//! integer, so the answer does not depend on the width or on who took
+//! which morsel.
+
+use super::lineitem::Lineitem;
+use super::q1::{Answer, GROUPS, MORSEL_SUM_ROWS, SHIPDATE_MAX, Sums, group_of};
+use keel_rt::kernels::filter::{self, CmpOp};
+use keel_rt::{Runtime, RuntimeError};
+use std::fmt;
+use std::ops::Range;
+
+/// Rows a hand claims at a time.
+pub const MORSEL: usize = 64 * 1024;
+/// Rows the kernels see at a time inside a morsel.
+pub const BLOCK: usize = 2048;
+
+const _: () = assert!(MORSEL <= MORSEL_SUM_ROWS && MORSEL % BLOCK == 0 && BLOCK % 64 == 0);
+
+/// Why the plan did not run.
+#[derive(Debug)]
+pub enum PlanError {
+    /// The columns are not a valid `lineitem` (lengths differ, a code is
+    /// outside its dictionary).
+    Input(String),
+    /// The runtime or a kernel failed.
+    Runtime(RuntimeError),
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Input(e) => write!(f, "bad lineitem columns: {e}"),
+            PlanError::Runtime(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+impl From<RuntimeError> for PlanError {
+    fn from(e: RuntimeError) -> Self {
+        PlanError::Runtime(e)
+    }
+}
+
+impl From<keel_rt::kernels::Error> for PlanError {
+    fn from(e: keel_rt::kernels::Error) -> Self {
+        PlanError::Runtime(RuntimeError::Kernel(e))
+    }
+}
+
+/// One morsel's sums in `i64`: count, quantity, price, discount,
+/// discounted price, charge, per group.
+type Table = [[i64; 6]; GROUPS];
+
+/// Q1 over `l` on `rt`.
+pub fn q1(rt: &Runtime, l: &Lineitem) -> Result<Answer, PlanError> {
+    l.validate().map_err(PlanError::Input)?;
+    let parts = rt.fold(
+        l.len(),
+        MORSEL,
+        |_| [Sums::default(); GROUPS],
+        |acc, rows, _| morsel(acc, l, rows),
+    )?;
+    let mut groups = [Sums::default(); GROUPS];
+    for p in &parts {
+        for (g, s) in groups.iter_mut().zip(p) {
+            g.merge(s);
+        }
+    }
+    Ok(Answer::from_groups(&groups))
+}
+
+fn morsel(acc: &mut [Sums; GROUPS], l: &Lineitem, rows: Range<usize>) -> Result<(), PlanError> {
+    let mut table: Table = [[0; 6]; GROUPS];
+    let mut sel = [0u64; BLOCK / 64];
+    let mut start = rows.start;
+    while start < rows.end {
+        let end = rows.end.min(start + BLOCK);
+        let n = end - start;
+        let words = &mut sel[..n.div_ceil(64)];
+        filter::compare(&l.shipdate[start..end], CmpOp::Le, SHIPDATE_MAX, words)?;
+        group_step(&mut table, l, start..end, words);
+        start = end;
+    }
+    for (s, t) in acc.iter_mut().zip(&table) {
+        s.merge(&Sums {
+            count: t[0] as u64,
+            qty: t[1].into(),
+            price: t[2].into(),
+            disc: t[3].into(),
+            disc_price: t[4].into(),
+            charge: t[5].into(),
+        });
+    }
+    Ok(())
+}
+
+/// Adds the selected rows of `rows` into `table`.
+fn group_step(table: &mut Table, l: &Lineitem, rows: Range<usize>, sel: &[u64]) {
+    let (rf, ls) = (&l.returnflag[rows.clone()], &l.linestatus[rows.clone()]);
+    let (qty, price) = (&l.quantity[rows.clone()], &l.extendedprice[rows.clone()]);
+    let (disc, tax) = (&l.discount[rows.clone()], &l.tax[rows]);
+    for (w, &word) in sel.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            let i = w * 64 + bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let t = &mut table[group_of(rf[i], ls[i])];
+            let dp = price[i] * (100 - disc[i]);
+            t[0] += 1;
+            t[1] += qty[i];
+            t[2] += price[i];
+            t[3] += disc[i];
+            t[4] += dp;
+            t[5] += dp * (100 + tax[i]);
+        }
+    }
+}
