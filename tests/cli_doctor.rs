@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use keel_rt::pool::settings::{self, Settings};
+use keel_rt::pool::{Pool, Source};
 use serde_json::Value;
 
 /// Runs `keel` with `args` and `env`, killed if it outlives `limit` (a
@@ -143,7 +145,8 @@ fn quick_run_writes_json_report_plots_and_config() {
                 .contains("1 NUMA node")
         );
     }
-    let file = std::fs::read_to_string(dir.join("keel.conf")).unwrap();
+    let conf = dir.join("keel.conf");
+    let file = std::fs::read_to_string(&conf).unwrap();
     assert_eq!(file, rec["config_file"].as_str().unwrap());
     let lines: Vec<&str> = file.lines().filter(|l| !l.starts_with('#')).collect();
     let env: Vec<String> = rec["environment"]
@@ -153,27 +156,33 @@ fn quick_run_writes_json_report_plots_and_config() {
         .map(|l| l.strip_prefix("export ").unwrap().to_string())
         .collect();
     assert_eq!(lines, env);
-    assert!(
-        lines.contains(&format!("KEEL_WORKERS={workers}").as_str()),
-        "{file}"
-    );
-    for key in [
-        "KEEL_SPIN_US",
-        "KEEL_BIND",
-        "KEEL_PLACEMENT",
-        "KEEL_WIDTH_SCAN",
-        "KEEL_WIDTH_GATHER",
-        "KEEL_WIDTH_COMPUTE",
-    ] {
+    // The pool reads the file as KEEL_CONFIG names it, and runs with it.
+    let s = Settings::from_lookup(|k| (k == settings::CONFIG).then(|| conf.clone().into()));
+    assert!(s.notes().is_empty(), "{:?}", s.notes());
+    assert_eq!(s.file(), Some(conf.as_path()));
+    for w in width {
+        let key = format!("KEEL_WIDTH_{}", w["kind"].as_str().unwrap().to_uppercase());
         assert_eq!(
-            lines
-                .iter()
-                .filter(|l| l.starts_with(&format!("{key}=")))
-                .count(),
-            1,
-            "{key} in {file}"
+            s.count(&key).map(|(n, _)| n as u64),
+            w["knee"].as_u64(),
+            "{key}"
         );
     }
+    assert_eq!(
+        s.get(settings::PLACEMENT).map(|(p, _)| p),
+        rec["placement"].as_str()
+    );
+    let pool = Pool::builder().settings(s).build().unwrap();
+    let c = pool.config();
+    assert_eq!((c.width, c.width_source), (workers, Source::File));
+    assert_eq!(c.spin.as_micros() as u64, rec["spin_us"].as_u64().unwrap());
+    assert_eq!(c.spin_source, Source::File);
+    assert_eq!(
+        format!("{:?}", c.binding).to_lowercase(),
+        rec["binding"].as_str().unwrap()
+    );
+    assert_eq!(c.binding_source, Source::File);
+    drop(pool);
 
     // The report and one plot per question, each valid SVG with its series.
     let md = std::fs::read_to_string(dir.join("report.md")).unwrap();

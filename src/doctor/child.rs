@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use keel_rt::heap::{self, Placement};
 use keel_rt::kernels::{agg, gather, hash};
+use keel_rt::pool::settings::Settings;
 use keel_rt::pool::{Binding, Pool};
 use keel_rt::topology::{CacheKind, Topology};
 use serde_json::{Value, json};
@@ -191,7 +192,10 @@ fn pool(t: &Topology, width: usize, bind: Bind, spin: Option<Duration>) -> Resul
         Bind::Close => Binding::Close,
         Bind::Spread => Binding::Spread,
     };
+    // Empty settings: nothing from the environment or a config file may
+    // change what this ID measures.
     let mut b = Pool::builder()
+        .settings(Settings::new())
         .width(width)
         .binding(binding)
         .topology(t.clone());

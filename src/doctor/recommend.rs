@@ -8,6 +8,8 @@
 
 use std::fmt::Write as _;
 
+use keel_rt::pool::settings;
+
 /// How close to the best a setting must come to count as good enough: 5%.
 /// Runs repeated on a quiet machine differ by less; a loaded one may need
 /// a full (not `--quick`) run for the verdicts to settle.
@@ -49,9 +51,9 @@ impl Kind {
     /// The `KEEL_WIDTH_*` key of this kind.
     pub const fn key(self) -> &'static str {
         match self {
-            Kind::Scan => "KEEL_WIDTH_SCAN",
-            Kind::Gather => "KEEL_WIDTH_GATHER",
-            Kind::Compute => "KEEL_WIDTH_COMPUTE",
+            Kind::Scan => settings::WIDTH_SCAN,
+            Kind::Gather => settings::WIDTH_GATHER,
+            Kind::Compute => settings::WIDTH_COMPUTE,
         }
     }
 

@@ -5,10 +5,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use keel_rt::pool::settings::{self as keys, Settings};
 use serde_json::{Value, json};
 
 use super::recommend::{
-    self, BindingRun, Kind, Measured, PlacementRun, Recommendation, SpinPoint, WidthCurve,
+    self, BindingRun, Measured, PlacementRun, Recommendation, SpinPoint, WidthCurve,
 };
 use super::{Doctor, median, plot};
 
@@ -76,12 +77,14 @@ pub fn measured(d: &Doctor) -> Measured {
     }
 }
 
-/// The config file: `KEY=VALUE` lines as `KEEL_CONFIG` files take them.
+/// The config file: `KEY=VALUE` lines as `KEEL_CONFIG` files take them,
+/// written by the pool's own settings type so that its parser reads them
+/// back.
 pub fn config_text(d: &Doctor, rec: &Recommendation) -> String {
-    let mut s = format!(
+    format!(
         "# keel settings measured by keel doctor{} on {} usable CPUs ({} physical cores, {} NUMA node{}).\n\
          # Pool::builder() and Runtime::new() read this file when KEEL_CONFIG names it;\n\
-         # a variable set in the environment overrides its line.\n",
+         # a variable set in the environment overrides its line.\n{}",
         if d.quick {
             " --quick (a smoke run, not for decisions)"
         } else {
@@ -91,34 +94,34 @@ pub fn config_text(d: &Doctor, rec: &Recommendation) -> String {
         d.machine.cores,
         d.machine.nodes.len(),
         if d.machine.nodes.len() == 1 { "" } else { "s" },
-    );
-    for (k, v) in settings(rec) {
-        let _ = writeln!(s, "{k}={v}");
-    }
-    s
+        settings(rec),
+    )
 }
 
-/// The recommendation as (key, value), in the order config files list them.
-pub fn settings(rec: &Recommendation) -> Vec<(&'static str, String)> {
-    let mut v = vec![
-        ("KEEL_WORKERS", rec.workers.to_string()),
-        ("KEEL_SPIN_US", rec.spin_us.to_string()),
-        ("KEEL_BIND", rec.bind.name().to_string()),
-        ("KEEL_PLACEMENT", rec.placement.to_string()),
-    ];
-    for kind in Kind::ALL {
-        if let Some((_, w)) = rec.widths.iter().find(|(k, _)| *k == kind) {
-            v.push((kind.key(), w.to_string()));
-        }
+/// The recommendation as keel settings.
+pub fn settings(rec: &Recommendation) -> Settings {
+    let mut s = Settings::new();
+    let mut put = |k: &str, v: String| {
+        // Every value here has the form its key takes; a refusal would be
+        // a bug in this file, caught by the round-trip test below.
+        let _ = s.set(k, &v);
+    };
+    put(keys::WORKERS, rec.workers.to_string());
+    put(keys::SPIN_US, rec.spin_us.to_string());
+    put(keys::BIND, rec.bind.name().to_string());
+    put(keys::PLACEMENT, rec.placement.to_string());
+    for (kind, w) in &rec.widths {
+        put(kind.key(), w.to_string());
     }
-    v
+    s
 }
 
 /// The same settings as shell `export` lines.
 pub fn env_lines(rec: &Recommendation) -> String {
     settings(rec)
-        .into_iter()
-        .map(|(k, v)| format!("export {k}={v}\n"))
+        .to_string()
+        .lines()
+        .map(|l| format!("export {l}\n"))
         .collect()
 }
 
@@ -395,4 +398,56 @@ pub fn write_dir(dir: &Path, d: &Doctor, rec: &Recommendation) -> Result<(), Str
     std::fs::write(dir.join(CONFIG_FILE), config_text(d, rec))
         .map_err(|e| fail("cannot write the config file", e))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doctor::recommend::{Bind, Kind};
+    use keel_rt::pool::{Binding, Pool, Source};
+
+    /// Every value the recommendation can take is written so that the
+    /// pool's parser reads it back, and a pool built from it runs with it.
+    #[test]
+    fn the_settings_round_trip_through_the_pool() {
+        for (bind, binding) in [
+            (Bind::None, Binding::None),
+            (Bind::Close, Binding::Close),
+            (Bind::Spread, Binding::Spread),
+        ] {
+            for placement in ["auto", "interleave", "default"] {
+                let rec = Recommendation {
+                    widths: vec![(Kind::Scan, 2), (Kind::Gather, 3), (Kind::Compute, 1)],
+                    workers: 3,
+                    bind,
+                    placement,
+                    spin_us: 10,
+                    reasons: Vec::new(),
+                };
+                let text = settings(&rec).to_string();
+                let back = Settings::parse(&text);
+                assert!(back.notes().is_empty(), "{:?}", back.notes());
+                assert_eq!(back.workers(), Some((3, Source::File)));
+                assert_eq!(back.get(keys::PLACEMENT).map(|(v, _)| v), Some(placement));
+                for (key, n) in [
+                    (keys::WIDTH_SCAN, 2),
+                    (keys::WIDTH_GATHER, 3),
+                    (keys::WIDTH_COMPUTE, 1),
+                ] {
+                    assert_eq!(back.count(key).map(|(v, _)| v), Some(n), "{key}");
+                }
+                let pool = Pool::builder().settings(back).build().unwrap();
+                let c = pool.config();
+                assert_eq!((c.width, c.width_source), (3, Source::File));
+                assert_eq!((c.spin.as_micros(), c.spin_source), (10, Source::File));
+                assert_eq!((c.binding, c.binding_source), (binding, Source::File));
+                assert_eq!(
+                    env_lines(&rec),
+                    text.lines()
+                        .map(|l| format!("export {l}\n"))
+                        .collect::<String>()
+                );
+            }
+        }
+    }
 }

@@ -10,19 +10,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// Settings the pool would read from the environment: a child measures
-/// exactly what its ID says, whatever the user's own configuration.
-const CLEARED: [&str; 8] = [
-    "KEEL_CONFIG",
-    "KEEL_WORKERS",
-    "KEEL_SPIN_US",
-    "KEEL_BIND",
-    "KEEL_PLACEMENT",
-    "KEEL_WIDTH_SCAN",
-    "KEEL_WIDTH_GATHER",
-    "KEEL_WIDTH_COMPUTE",
-];
-
 /// Runs `keel doctor --child ID` (`exe` is this binary) and returns the JSON
 /// object it printed, or what went wrong in words.
 pub fn run(exe: &Path, id: &str, quick: bool, limit: Duration) -> Result<Value, String> {
@@ -30,9 +17,6 @@ pub fn run(exe: &Path, id: &str, quick: bool, limit: Duration) -> Result<Value, 
     cmd.args(["doctor", "--child", id]);
     if quick {
         cmd.arg("--quick");
-    }
-    for k in CLEARED {
-        cmd.env_remove(k);
     }
     let mut child = cmd
         .stdin(Stdio::null())
