@@ -197,6 +197,7 @@ pub fn run(o: &Options) -> Result<String, String> {
     let widths = machine.widths();
     let placement_possible = machine.nodes.len() >= 2;
     let count = |q, n: usize| if asked(q) { rounds * n } else { 0 };
+    let spins = count(Question::Spin, SPIN_WINDOWS_US.len());
     let total = count(Question::Width, Kind::ALL.len() * widths.len())
         + count(Question::Binding, Kind::ALL.len() * Bind::ALL.len())
         + if placement_possible {
@@ -207,13 +208,16 @@ pub fn run(o: &Options) -> Result<String, String> {
         } else {
             0
         }
-        + count(Question::Spin, SPIN_WINDOWS_US.len());
+        + spins;
     let budget = Budget::new(o.quick);
-    // Each child: start-up, buffers, one untimed repetition, the timed ones.
-    let per_child = budget.time * 2 + Duration::from_millis(if o.quick { 250 } else { 600 });
-    let expected = per_child * total as u32;
+    // A work child: start-up, buffers, one untimed repetition, then the
+    // timed ones for `budget.time`; a spin child runs twice that. (About
+    // 0.8 s and 1.5 s a child in a full run on a 2-core machine.)
+    let overhead = Duration::from_millis(if o.quick { 100 } else { 150 });
+    let expected = (budget.time + overhead) * (total - spins) as u32
+        + (budget.time * 2 + overhead) * spins as u32;
     eprintln!(
-        "keel doctor: {total} measurements on {} CPUs ({} cores), each in a fresh process; expected duration about {}{}",
+        "keel doctor: up to {total} measurements on {} CPUs ({} cores), each in a fresh process; expected duration about {}{}",
         machine.cpus,
         machine.cores,
         report::duration(expected),
@@ -303,6 +307,9 @@ pub fn run(o: &Options) -> Result<String, String> {
                     "binding: {} not compared: at width 1 the calling thread works alone, and the pool binds only workers",
                     k.name()
                 ));
+                let len = r.bar.length().unwrap_or(0);
+                r.bar
+                    .set_length(len.saturating_sub((rounds * Bind::ALL.len()) as u64));
                 continue;
             }
             binding.push(Comparison::new(k, w, &Bind::ALL));
