@@ -1,4 +1,5 @@
-//! The `keel` command: `keel topo` prints the machine as keel sees it.
+//! The `keel` command: `keel topo` prints the machine as keel sees it;
+//! `keel doctor` measures it and says how to run keel on it.
 //!
 //! Arguments are parsed with lexopt: two subcommands with a few flags each
 //! need no more, it keeps arguments as OS strings (a `--root` directory
@@ -8,6 +9,7 @@
 use std::io::Write as _;
 use std::process::ExitCode;
 
+mod doctor;
 mod topo;
 
 const USAGE: &str = "\
@@ -15,6 +17,8 @@ usage: keel <command> [options]
 
 commands:
   topo      print the machine as keel sees it (--json, --root DIR)
+  doctor    measure this machine and recommend how to run keel on it
+            (--quick, --json, --out DIR)
 
 `keel <command> --help` says more about each.
 ";
@@ -49,6 +53,7 @@ fn main() -> ExitCode {
     };
     let result = match cmd.to_str() {
         Some("topo") => topo::parse_args(&mut p).and_then(|o| topo::run(&o)),
+        Some("doctor") => doctor::parse_args(&mut p).and_then(|o| doctor::run(&o)),
         Some("help") => Ok(USAGE.to_string()),
         _ => {
             let cmd = cmd.to_string_lossy();
