@@ -67,9 +67,23 @@ impl From<keel_rt::kernels::Error> for PlanError {
 /// discounted price, charge, per group.
 type Table = [[i64; 6]; GROUPS];
 
-/// Q1 over `l` on `rt`.
-pub fn q1(rt: &Runtime, l: &Lineitem) -> Result<Answer, PlanError> {
-    l.validate().map_err(PlanError::Input)?;
+/// Columns checked once, when they are loaded, as an engine checks data on
+/// the way in: every column has the same length and every code is in its
+/// dictionary.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a>(&'a Lineitem);
+
+impl<'a> Checked<'a> {
+    /// Checks `l`.
+    pub fn new(l: &'a Lineitem) -> Result<Checked<'a>, PlanError> {
+        l.validate().map_err(PlanError::Input)?;
+        Ok(Checked(l))
+    }
+}
+
+/// Q1 over checked columns on `rt`.
+pub fn q1(rt: &Runtime, l: Checked<'_>) -> Result<Answer, PlanError> {
+    let l = l.0;
     let parts = rt.fold(
         l.len(),
         MORSEL,
