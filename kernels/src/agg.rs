@@ -8,7 +8,7 @@
 //!   addition is associative, so every level returns the same value.
 //!   [`sum_checked`] reports overflow instead, in `i128`.
 //! * **Float sums have one summation order at every level.** Accumulator
-//!   lane `i % L` (`L` = 32 for `f64`, 64 for `f32`; [`Element::SUM_LANES`])
+//!   lane `i % L` (`L` = 32 for `f64`, 64 for `f32`; [`Num::SUM_LANES`](crate::Num::SUM_LANES))
 //!   adds the valid rows `i` in increasing order, starting from `-0.0`; the
 //!   lanes are then folded pairwise (`lane[j] += lane[j + w]` for
 //!   `w = L/2, L/4, .., 1`). Every level keeps this order, so results are

@@ -70,25 +70,27 @@ impl<T: Element> Predicate<T> {
     /// every kernel must match.
     #[inline(always)]
     pub fn eval(&self, x: T) -> bool {
-        match *self {
-            Predicate::Cmp(op, c) => match op {
-                CmpOp::Eq => x == c,
-                CmpOp::Ne => x != c,
-                CmpOp::Lt => x < c,
-                CmpOp::Le => x <= c,
-                CmpOp::Gt => x > c,
-                CmpOp::Ge => x >= c,
-            },
-            Predicate::Between(lo, hi) => lo <= x && x <= hi,
-        }
+        let (op, c1, c2) = self.code();
+        crate::arch::scalar::filter::holds(op, c1, c2, x)
     }
 
-    /// `(op code, c1, c2)` for the leaves: 0..=5 follow [`CmpOp::ALL`],
-    /// 6 is between.
+    /// `(op code, c1, c2)` for the leaves (`arch::scalar::filter::{EQ, ..,
+    /// BETWEEN}`).
     pub(crate) fn code(&self) -> (u8, T, T) {
+        use crate::arch::scalar::filter as f;
         match *self {
-            Predicate::Cmp(op, c) => (op as u8, c, c),
-            Predicate::Between(lo, hi) => (6, lo, hi),
+            Predicate::Cmp(op, c) => {
+                let code = match op {
+                    CmpOp::Eq => f::EQ,
+                    CmpOp::Ne => f::NE,
+                    CmpOp::Lt => f::LT,
+                    CmpOp::Le => f::LE,
+                    CmpOp::Gt => f::GT,
+                    CmpOp::Ge => f::GE,
+                };
+                (code, c, c)
+            }
+            Predicate::Between(lo, hi) => (f::BETWEEN, lo, hi),
         }
     }
 }

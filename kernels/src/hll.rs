@@ -32,6 +32,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::arch::dispatch;
 use crate::hash::{as_u64, hash_u64};
 use crate::{Error, Kernels};
 
@@ -355,40 +356,34 @@ impl Kernels {
     pub fn hll_add_u64(self, sketch: &mut HyperLogLog, keys: &[u64]) {
         let (p, seed) = (u32::from(sketch.p), sketch.seed);
         let regs = &mut sketch.registers[..];
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
-                unsafe { crate::arch::x86_64::avx2::hll::add_u64(regs, p, seed, keys) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::add_u64(regs, p, seed, keys) }
-            }
-            _ => crate::arch::scalar::hll::add_u64(regs, p, seed, keys),
-        }
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // A HyperLogLog always has 4 <= p <= 18 and 2^p registers.
+        dispatch!(
+            self.level(),
+            sc::add_u64,
+            a2::add_u64,
+            a5::add_u64,
+            (regs, p, seed, keys)
+        )
     }
 
     /// [`HyperLogLog::add_hashes`] at this handle's level.
     pub fn hll_add_hashes(self, sketch: &mut HyperLogLog, hashes: &[u64]) {
         let p = u32::from(sketch.p);
         let regs = &mut sketch.registers[..];
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
-                unsafe { crate::arch::x86_64::avx2::hll::add_hashes(regs, p, hashes) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::add_hashes(regs, p, hashes) }
-            }
-            _ => crate::arch::scalar::hll::add_hashes(regs, p, hashes),
-        }
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // As in hll_add_u64.
+        dispatch!(
+            self.level(),
+            sc::add_hashes,
+            a2::add_hashes,
+            a5::add_hashes,
+            (regs, p, hashes)
+        )
     }
 
     /// [`HyperLogLog::merge`] at this handle's level.
@@ -404,26 +399,20 @@ impl Kernels {
             });
         }
         let (d, s) = (&mut dst.registers[..], &src.registers[..]);
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; equal precisions mean equal register counts.
-                unsafe { crate::arch::x86_64::avx2::hll::merge(d, s) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::merge(d, s) }
-            }
-            #[cfg(target_arch = "aarch64")]
-            crate::cpu::Level::Neon => {
-                // SAFETY: a Kernels at Neon exists only if the CPU supports
-                // it; equal precisions mean equal register counts.
-                unsafe { crate::arch::aarch64::neon::hll::merge(d, s) }
-            }
-            _ => crate::arch::scalar::hll::merge(d, s),
-        }
+        #[cfg(target_arch = "aarch64")]
+        use crate::arch::aarch64::neon::hll as ne;
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // Equal precisions mean equal register counts.
+        dispatch!(
+            self.level(),
+            sc::merge,
+            a2::merge,
+            a5::merge,
+            ne::merge,
+            (d, s)
+        );
         Ok(())
     }
 }

@@ -73,7 +73,30 @@ pub mod span;
 #[cfg(feature = "alloc")]
 pub mod zone;
 
-pub use element::Element;
+pub use element::{Element, Num};
+
+// Types an engine hands between worker threads (a `Kernels` per hand,
+// sketches and tables merged at the end, errors sent back) must stay
+// `Send + Sync`; a field that breaks it fails the build here.
+static_assertions::assert_impl_all!(Kernels: Send, Sync, Copy);
+static_assertions::assert_impl_all!(Error: Send, Sync, Copy);
+static_assertions::assert_impl_all!(cpu::Level: Send, Sync, Copy);
+static_assertions::assert_impl_all!(cpu::Config: Send, Sync);
+static_assertions::assert_impl_all!(filter::Predicate<f64>: Send, Sync, Copy);
+static_assertions::assert_impl_all!(gather::GatherError: Send, Sync, Copy);
+static_assertions::assert_impl_all!(gather::Column<'static>: Send, Sync);
+static_assertions::assert_impl_all!(gather::ColumnMut<'static>: Send, Sync);
+static_assertions::assert_impl_all!(partition::Radix: Send, Sync, Copy);
+static_assertions::assert_impl_all!(span::SpanScan<i64>: Send, Sync);
+static_assertions::assert_impl_all!(span::Outcome: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(hll::HyperLogLog: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(groupby::CountTable: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(zone::ZoneMap<f64>: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(partition::Partitions: Send, Sync);
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -287,7 +287,7 @@ fn no_bias_bump_across_the_range_at_low_precision() {
     check_errors(8, 25_600, 40);
 }
 
-/// The full cardinalities of the issue at the default precision. Release
+/// The large cardinalities (1 M and 10 M keys) at the default precision. Release
 /// only: `cargo test --release -p keel-kernels --test hll -- --ignored`.
 #[test]
 #[ignore = "release-only: 10M-key sketches over many seeds"]

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use keel_kernels::{Element, Kernels, agg};
+use keel_kernels::{Element, Kernels, Num, agg};
 
 fn valid_rows<T: Copy>(v: &[T], val: Option<&[u64]>) -> Vec<T> {
     v.iter()
@@ -113,7 +113,7 @@ macro_rules! int_sums {
                             // Wrapping: the exact sum modulo 2^64.
                             assert_eq!(got as i128 as u64, exact as u64, "{} {len}", k.level());
                             let checked = k.sum_checked(&v, val).unwrap();
-                            let fits = <<$t as Element>::Sum>::try_from(exact).ok();
+                            let fits = <<$t as Num>::Sum>::try_from(exact).ok();
                             assert_eq!(checked, fits, "{} {len}", k.level());
                         }
                     }
@@ -164,7 +164,7 @@ macro_rules! float_bound {
         #[test]
         fn $name() {
             let u = <$t>::EPSILON as f64 / 2.0;
-            let lanes = <$t as Element>::SUM_LANES;
+            let lanes = <$t as Num>::SUM_LANES;
             let mut r = Rng(50);
             let lens: &[usize] = if cfg!(miri) {
                 &[0, 1, 100, 1000]

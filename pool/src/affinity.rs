@@ -3,7 +3,9 @@
 //! Which CPUs each worker gets is a pure function of the topology's cores
 //! ([`places`], [`plan`]), so recorded multi-node machines can check it;
 //! applying it is one `sched_setaffinity` call that each worker makes on
-//! itself when it starts. This module is the only one touching the OS.
+//! itself when it starts (reading a mask back is
+//! [`keel_topology::current_affinity`]). This module is the only one
+//! touching the OS.
 
 use keel_topology::{Core, CpuSet, Topology};
 
@@ -28,14 +30,14 @@ pub enum Binding {
 
 /// The group a core belongs to for `Spread`: its NUMA node, else its package.
 fn group(core: &Core) -> usize {
-    core.numa_node.unwrap_or(core.package)
+    core.numa_node.unwrap_or(core.package.unwrap_or(0))
 }
 
 /// The places (one per physical core: the core's usable CPUs) in the order
 /// workers take them under `mode`; empty for `Binding::None` or no cores.
 pub fn places(cores: &[Core], mode: Binding) -> Vec<CpuSet> {
     let mut sorted: Vec<&Core> = cores.iter().filter(|c| !c.cpus.is_empty()).collect();
-    sorted.sort_by_key(|c| (group(c), c.package, c.cpus.first()));
+    sorted.sort_by_key(|c| (group(c), c.package.unwrap_or(0), c.cpus.first()));
     match mode {
         Binding::None => Vec::new(),
         Binding::Close => sorted.into_iter().map(|c| c.cpus.clone()).collect(),
@@ -72,70 +74,88 @@ pub fn plan(topology: &Topology, mode: Binding, workers: usize) -> Vec<Option<Cp
         .collect()
 }
 
-/// Binds the calling thread to `cpus`.
-#[cfg(target_os = "linux")]
-pub(crate) fn bind_current(cpus: &CpuSet) -> Result<(), String> {
-    // SAFETY: cpu_set_t is plain data for which all-zero is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    let max = 8 * std::mem::size_of::<libc::cpu_set_t>();
-    for cpu in cpus.iter() {
-        if cpu >= max {
-            return Err(format!(
-                "CPU {cpu} is beyond the {max} CPUs sched_setaffinity takes"
-            ));
+/// Why a worker could not be bound (it then runs unbound).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BindError {
+    /// `sched_setaffinity` refused the set, typically because none of its
+    /// CPUs exists or is allowed here (`EINVAL`).
+    Refused {
+        /// The CPUs asked for.
+        cpus: CpuSet,
+        /// The OS error number.
+        errno: i32,
+    },
+    /// This OS has no per-thread binding that keel-pool uses.
+    Unsupported {
+        /// The CPUs asked for.
+        cpus: CpuSet,
+    },
+}
+
+impl BindError {
+    /// The OS's error, where there was one.
+    pub fn os_error(&self) -> Option<std::io::Error> {
+        match self {
+            BindError::Refused { errno, .. } => Some(std::io::Error::from_raw_os_error(*errno)),
+            BindError::Unsupported { .. } => None,
         }
-        // SAFETY: cpu < the set's capacity, checked above.
-        unsafe { libc::CPU_SET(cpu, &mut set) };
     }
-    // SAFETY: `set` is a valid cpu_set_t of the size passed; pid 0 is the
-    // calling thread.
-    let rc = unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+}
+
+impl std::fmt::Display for BindError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BindError::Refused { cpus, errno } => write!(
+                f,
+                "sched_setaffinity({cpus}) failed: {}",
+                std::io::Error::from_raw_os_error(*errno)
+            ),
+            BindError::Unsupported { cpus } => {
+                write!(f, "binding to {cpus} is only implemented on Linux")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BindError {}
+
+/// Binds the calling thread to `cpus`, whatever their numbers: the mask
+/// passed is as long as the set's highest CPU needs (the kernel ignores
+/// bits past its own CPU count), not a fixed 1024-CPU `cpu_set_t`.
+#[cfg(target_os = "linux")]
+pub(crate) fn bind_current(cpus: &CpuSet) -> Result<(), BindError> {
+    let words = cpus.words();
+    // The kernel reads whole `unsigned long`s; give it at least one.
+    let zero = [0u64];
+    let mask: &[u64] = if words.is_empty() { &zero } else { words };
+    // SAFETY: `mask` is a live, readable buffer of exactly the length
+    // passed; the kernel reads the mask as a bitmap of words, bit `i % 64`
+    // of word `i / 64` for CPU `i`, the layout `CpuSet::words` has. pid 0
+    // is the calling thread.
+    let rc = unsafe {
+        libc::sched_setaffinity(
+            0,
+            std::mem::size_of_val(mask),
+            mask.as_ptr().cast::<libc::cpu_set_t>(),
+        )
+    };
     if rc == 0 {
         Ok(())
     } else {
-        Err(format!(
-            "sched_setaffinity({cpus}) failed: {}",
-            std::io::Error::last_os_error()
-        ))
+        Err(BindError::Refused {
+            cpus: cpus.clone(),
+            errno: std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EINVAL),
+        })
     }
 }
 
 /// Binds the calling thread to `cpus` (not supported on this OS).
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn bind_current(cpus: &CpuSet) -> Result<(), String> {
-    Err(format!("binding to {cpus} is only implemented on Linux"))
-}
-
-/// The calling thread's affinity mask (`sched_getaffinity`), to check a
-/// binding.
-#[cfg(target_os = "linux")]
-pub fn current_cpus() -> Result<CpuSet, String> {
-    // SAFETY: cpu_set_t is plain data for which all-zero is the empty set.
-    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set` is a writable cpu_set_t of the size passed; pid 0 is the
-    // calling thread.
-    let rc =
-        unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-    if rc != 0 {
-        return Err(format!(
-            "sched_getaffinity failed: {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    let mut out = CpuSet::default();
-    for cpu in 0..8 * std::mem::size_of::<libc::cpu_set_t>() {
-        // SAFETY: cpu is below the set's capacity.
-        if unsafe { libc::CPU_ISSET(cpu, &set) } {
-            out.insert(cpu);
-        }
-    }
-    Ok(out)
-}
-
-/// The calling thread's affinity mask (not supported on this OS).
-#[cfg(not(target_os = "linux"))]
-pub fn current_cpus() -> Result<CpuSet, String> {
-    Err("reading the affinity mask is only implemented on Linux".into())
+pub(crate) fn bind_current(cpus: &CpuSet) -> Result<(), BindError> {
+    Err(BindError::Unsupported { cpus: cpus.clone() })
 }
 
 #[cfg(test)]
@@ -156,7 +176,7 @@ mod tests {
     fn two_nodes() -> Vec<Core> {
         let core = |cpus: &[usize], node| Core {
             cpus: set(cpus),
-            package: node,
+            package: Some(node),
             numa_node: Some(node),
             kind: None,
         };
@@ -191,7 +211,7 @@ mod tests {
         let mut cores = two_nodes();
         cores.push(Core {
             cpus: set(&[8]),
-            package: 0,
+            package: Some(0),
             numa_node: Some(0),
             kind: None,
         });
@@ -208,7 +228,7 @@ mod tests {
             .iter()
             .map(|&(cpu, pkg)| Core {
                 cpus: set(&[cpu]),
-                package: pkg,
+                package: Some(pkg),
                 numa_node: None,
                 kind: None,
             })
@@ -220,5 +240,44 @@ mod tests {
     #[test]
     fn none_binds_nothing() {
         assert!(places(&two_nodes(), Binding::None).is_empty());
+    }
+
+    /// A mask past the 1024 CPUs of a `cpu_set_t` is passed whole: the
+    /// kernel drops the CPUs it does not have and binds to the rest, or
+    /// refuses a set with none it has.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn binds_beyond_1024_cpus() {
+        if cfg!(miri) {
+            println!("skipping under Miri: sched_setaffinity is a foreign call it cannot run");
+            return;
+        }
+        std::thread::spawn(|| {
+            let here = keel_topology::current_affinity().unwrap();
+            let cpu = here.first().unwrap();
+            // Well past any kernel's CPU count on this machine.
+            let far = 1 << 19;
+            assert_eq!(
+                bind_current(&set(&[cpu, far])),
+                Ok(()),
+                "CPU {cpu} with CPU {far}"
+            );
+            assert_eq!(keel_topology::current_affinity().unwrap(), set(&[cpu]));
+            let e = bind_current(&set(&[far])).unwrap_err();
+            assert!(
+                matches!(
+                    e,
+                    BindError::Refused {
+                        errno: libc::EINVAL,
+                        ..
+                    }
+                ),
+                "{e}"
+            );
+            assert!(e.to_string().contains("524288"), "{e}");
+            assert!(bind_current(&CpuSet::default()).is_err());
+        })
+        .join()
+        .unwrap();
     }
 }

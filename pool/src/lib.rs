@@ -27,427 +27,42 @@
 #[cfg(feature = "topology")]
 mod affinity;
 mod batch;
+mod builder;
+mod cancel;
 mod latch;
 mod morsel;
 mod queue;
+pub mod settings;
 mod sleep;
+mod stats;
 mod sync;
 mod unwind;
 mod worker;
 
 #[cfg(feature = "topology")]
-pub use affinity::{Binding, current_cpus, places, plan};
+pub use affinity::{BindError, Binding, places, plan};
+pub use builder::{
+    BuildError, Builder, Config, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS,
+    MAX_WIDTH, Source,
+};
+pub use cancel::{Cancel, Cancelled};
 #[cfg(feature = "topology")]
 pub use keel_topology::Topology;
+pub use stats::Stats;
 
 use batch::{BatchCore, BatchRef, Kind};
 use sleep::Sleep;
 use std::fmt;
-use std::time::Duration;
-use sync::{Arc, AtomicBool, Mutex, Ordering, lock, thread};
-
-/// The environment variable that sets the pool width (hands, the calling
-/// thread included) when the builder does not.
-pub const ENV_WORKERS: &str = "KEEL_WORKERS";
-/// The environment variable that sets the spin window in microseconds when
-/// the builder does not (`0` parks at once).
-pub const ENV_SPIN_US: &str = "KEEL_SPIN_US";
-/// The default spin window: long enough to cover a wakeup's cost, short
-/// enough that an idle pool stops burning CPU within a tenth of a millisecond.
-pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
-/// The widest pool [`Builder::build`] makes: far above any machine's CPU
-/// count (Linux's `NR_CPUS` tops out at 8192), and low enough that the
-/// per-worker tables are small and a batch's hand count cannot overflow its
-/// latch. A wider request is [`BuildError::TooWide`].
-pub const MAX_WIDTH: usize = 1 << 16;
+use sync::{Arc, AtomicBool, Ordering, thread};
+#[cfg(feature = "topology")]
+use sync::{Mutex, lock};
 
 /// What workers share.
 pub(crate) struct Shared {
     pub(crate) sleep: Sleep,
     /// Per worker: the outcome of binding, when binding was asked for.
-    pub(crate) binding: Mutex<Vec<Option<Result<(), String>>>>,
-}
-
-/// A flag that cancels the batches it is given to: once set, hands claim no
-/// new job or morsel, and the batch returns `Err(Cancelled)`. Jobs can poll
-/// it to stop early themselves.
-///
-/// ```
-/// use keel_pool::{Cancel, Cancelled, Pool};
-///
-/// let pool = Pool::builder().width(2).build()?;
-/// let cancel = Cancel::new();
-/// let r = pool.batch().cancel(&cancel).run(1000, |i| {
-///     if i == 10 {
-///         cancel.cancel();
-///     }
-/// });
-/// assert_eq!(r, Err(Cancelled));
-/// # Ok::<(), keel_pool::BuildError>(())
-/// ```
-#[derive(Debug, Default)]
-pub struct Cancel(AtomicBool);
-
-impl Cancel {
-    /// A flag that is not set.
-    pub fn new() -> Self {
-        Cancel(AtomicBool::new(false))
-    }
-
-    /// Sets the flag.
-    pub fn cancel(&self) {
-        // Release: work done before cancelling is visible to whoever sees it.
-        self.0.store(true, Ordering::Release);
-    }
-
-    /// Whether the flag is set.
-    pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Acquire)
-    }
-
-    /// Clears the flag, to reuse it for another batch.
-    pub fn reset(&self) {
-        self.0.store(false, Ordering::Release);
-    }
-}
-
-/// A batch stopped early because its [`Cancel`] flag was set: some jobs or
-/// morsels never ran.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cancelled;
-
-impl fmt::Display for Cancelled {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("batch cancelled before all of its jobs ran")
-    }
-}
-
-impl std::error::Error for Cancelled {}
-
-/// Why a pool could not be built.
-#[derive(Debug)]
-pub enum BuildError {
-    /// A width of 0 was asked for; the smallest pool has width 1 (the
-    /// calling thread alone).
-    ZeroWidth,
-    /// The thread name prefix contains a NUL byte, which no OS thread name
-    /// can hold.
-    ThreadName {
-        /// The prefix given to [`Builder::thread_name`].
-        prefix: String,
-    },
-    /// A width above [`MAX_WIDTH`] was asked for.
-    TooWide {
-        /// The width asked for.
-        width: usize,
-        /// The largest width a pool can have ([`MAX_WIDTH`]).
-        max: usize,
-    },
-    /// The OS refused to start worker `index`.
-    Spawn {
-        /// The worker that did not start.
-        index: usize,
-        /// What the OS said.
-        error: std::io::Error,
-    },
-}
-
-impl fmt::Display for BuildError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            BuildError::ZeroWidth => {
-                f.write_str("pool width must be at least 1 (the calling thread)")
-            }
-            BuildError::TooWide { width, max } => {
-                write!(f, "pool width {width} is above the maximum of {max}")
-            }
-            BuildError::ThreadName { prefix } => {
-                write!(f, "thread name prefix {prefix:?} contains a NUL byte")
-            }
-            BuildError::Spawn { index, error } => {
-                write!(f, "could not start worker {index}: {error}")
-            }
-        }
-    }
-}
-
-impl std::error::Error for BuildError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            BuildError::Spawn { error, .. } => Some(error),
-            BuildError::ZeroWidth | BuildError::TooWide { .. } | BuildError::ThreadName { .. } => {
-                None
-            }
-        }
-    }
-}
-
-/// Where a setting came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Source {
-    /// Set on the [`Builder`].
-    Builder,
-    /// Read from the environment ([`ENV_WORKERS`], [`ENV_SPIN_US`]).
-    Env,
-    /// The topology's physical cores (`Topology::workers_for(Work::Bandwidth)`).
-    Topology,
-    /// `std::thread::available_parallelism` (no topology).
-    AvailableParallelism,
-    /// The built-in default.
-    Default,
-}
-
-/// The settings a pool runs with, and where each came from.
-#[derive(Clone, Debug)]
-pub struct Config {
-    /// Hands, the calling thread included: `width - 1` worker threads.
-    pub width: usize,
-    /// Where `width` came from.
-    pub width_source: Source,
-    /// Spin window of idle workers and of waiting submitters.
-    pub spin: Duration,
-    /// Where `spin` came from.
-    pub spin_source: Source,
-    /// Worker binding.
     #[cfg(feature = "topology")]
-    pub binding: Binding,
-    /// Settings that were ignored and why (an unparsable environment
-    /// variable, for example).
-    pub notes: Vec<String>,
-}
-
-/// A snapshot of a pool's counters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Batches run (including broadcasts and morsel loops).
-    pub batches: u64,
-    /// Jobs in those batches (morsel loops count one job per hand).
-    pub jobs: u64,
-    /// Parked workers woken by a submit, broadcast or drop.
-    pub wakes: u64,
-    /// Times a worker parked.
-    pub parks: u64,
-    /// Worker spin windows that ended because work showed up.
-    pub spins_found_work: u64,
-    /// Time workers spent spinning.
-    pub spin_time: Duration,
-    /// Times a submitter parked on its completion latch.
-    pub submitter_parks: u64,
-    /// Time submitters spent spinning on their completion latch.
-    pub submitter_spin_time: Duration,
-}
-
-/// Configures and builds a [`Pool`].
-///
-/// ```
-/// use keel_pool::Pool;
-/// use std::time::Duration;
-///
-/// let pool = Pool::builder()
-///     .width(2)
-///     .spin_window(Duration::from_micros(50))
-///     .build()?;
-/// assert_eq!(pool.width(), 2);
-/// assert_eq!(pool.workers(), 1);
-/// # Ok::<(), keel_pool::BuildError>(())
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Builder {
-    width: Option<usize>,
-    spin: Option<Duration>,
-    thread_name: Option<String>,
-    #[cfg(feature = "topology")]
-    binding: Binding,
-    #[cfg(feature = "topology")]
-    topology: Option<Topology>,
-}
-
-impl Builder {
-    /// A builder with every setting at its default.
-    pub fn new() -> Self {
-        Builder::default()
-    }
-
-    /// Hands, the calling thread included (`width - 1` worker threads; 1
-    /// starts no thread at all). Overrides [`ENV_WORKERS`] and the topology.
-    /// `build` refuses 0 and anything above [`MAX_WIDTH`].
-    pub fn width(mut self, width: usize) -> Self {
-        self.width = Some(width);
-        self
-    }
-
-    /// How long an idle worker, or a submitter waiting for its batch, spins
-    /// before it parks (0 parks at once). Overrides [`ENV_SPIN_US`].
-    pub fn spin_window(mut self, window: Duration) -> Self {
-        self.spin = Some(window);
-        self
-    }
-
-    /// Worker thread names are `{prefix}-{index}` (default `keel-pool`);
-    /// `build` refuses a prefix with a NUL byte.
-    pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
-        self.thread_name = Some(prefix.into());
-        self
-    }
-
-    /// Binds each worker to CPUs of the topology's cores (default
-    /// [`Binding::None`]).
-    #[cfg(feature = "topology")]
-    pub fn binding(mut self, binding: Binding) -> Self {
-        self.binding = binding;
-        self
-    }
-
-    /// The topology to size and bind the pool from, instead of detecting it.
-    #[cfg(feature = "topology")]
-    pub fn topology(mut self, topology: Topology) -> Self {
-        self.topology = Some(topology);
-        self
-    }
-
-    /// Starts the workers.
-    pub fn build(self) -> Result<Pool, BuildError> {
-        let mut notes = Vec::new();
-        #[cfg(feature = "topology")]
-        let topology = self.topology.clone().or_else(|| {
-            (self.width.is_none() || self.binding != Binding::None).then(detect_topology)
-        });
-        let (width, width_source) = match self.width {
-            Some(0) => return Err(BuildError::ZeroWidth),
-            Some(width) if width > MAX_WIDTH => {
-                return Err(BuildError::TooWide {
-                    width,
-                    max: MAX_WIDTH,
-                });
-            }
-            Some(w) => (w, Source::Builder),
-            None => match env_usize(ENV_WORKERS, &mut notes) {
-                Some(0) => {
-                    notes.push(format!("{ENV_WORKERS}=0 ignored: the width is at least 1"));
-                    default_width(
-                        #[cfg(feature = "topology")]
-                        topology.as_ref(),
-                    )
-                }
-                Some(w) if w > MAX_WIDTH => {
-                    notes.push(format!(
-                        "{ENV_WORKERS}={w} ignored: the width is at most {MAX_WIDTH}"
-                    ));
-                    default_width(
-                        #[cfg(feature = "topology")]
-                        topology.as_ref(),
-                    )
-                }
-                Some(w) => (w, Source::Env),
-                None => default_width(
-                    #[cfg(feature = "topology")]
-                    topology.as_ref(),
-                ),
-            },
-        };
-        let (spin, spin_source) = match self.spin {
-            Some(s) => (s, Source::Builder),
-            None => match env_usize(ENV_SPIN_US, &mut notes) {
-                Some(us) => (Duration::from_micros(us as u64), Source::Env),
-                None => (DEFAULT_SPIN, Source::Default),
-            },
-        };
-        let workers = width - 1;
-        #[cfg(feature = "topology")]
-        let mut plan = match &topology {
-            Some(t) => affinity::plan(t, self.binding, workers),
-            None => vec![None; workers],
-        }
-        .into_iter();
-        let shared = Arc::new(Shared {
-            sleep: Sleep::new(workers, spin),
-            binding: Mutex::new(vec![None; workers]),
-        });
-        let prefix = self.thread_name.unwrap_or_else(|| "keel-pool".to_string());
-        // std panics on a thread name with a NUL byte; refuse it up front.
-        if prefix.contains('\0') {
-            return Err(BuildError::ThreadName { prefix });
-        }
-        let mut handles = Vec::with_capacity(workers);
-        // Spawned with no lock held: a spawn is slow, and holding the queue
-        // through it would stall workers already dequeuing.
-        for index in 0..workers {
-            let start = worker::Start {
-                index,
-                #[cfg(feature = "topology")]
-                bind: plan.next().flatten(),
-            };
-            let s = shared.clone();
-            let spawned = thread::Builder::new()
-                .name(format!("{prefix}-{index}"))
-                .spawn(move || worker::main(s, start));
-            match spawned {
-                Ok(h) => handles.push(h),
-                Err(error) => {
-                    shared.sleep.shutdown();
-                    for h in handles {
-                        let _ = h.join();
-                    }
-                    return Err(BuildError::Spawn { index, error });
-                }
-            }
-        }
-        let pool = Pool {
-            shared,
-            handles,
-            config: Config {
-                width,
-                width_source,
-                spin,
-                spin_source,
-                #[cfg(feature = "topology")]
-                binding: self.binding,
-                notes,
-            },
-        };
-        // Each worker binds itself before it takes its first ticket, so once
-        // every worker has run a broadcast call its outcome is recorded, and
-        // `binding_failures` is complete when `build` returns.
-        #[cfg(feature = "topology")]
-        if self.binding != Binding::None {
-            pool.broadcast(|_| {});
-        }
-        Ok(pool)
-    }
-}
-
-#[cfg(feature = "topology")]
-fn detect_topology() -> Topology {
-    Topology::detect()
-}
-
-/// The default width and where it came from, at most [`MAX_WIDTH`] (a
-/// recorded or hostile sysfs tree may list up to 2^20 CPUs).
-fn default_width(#[cfg(feature = "topology")] topology: Option<&Topology>) -> (usize, Source) {
-    #[cfg(feature = "topology")]
-    if let Some(t) = topology {
-        if !t.cores().is_empty() {
-            return (
-                t.workers_for(keel_topology::Work::Bandwidth).min(MAX_WIDTH),
-                Source::Topology,
-            );
-        }
-    }
-    let n = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (n.min(MAX_WIDTH), Source::AvailableParallelism)
-}
-
-/// Reads a non-negative integer from the environment; an unparsable value
-/// is ignored with a note.
-fn env_usize(name: &str, notes: &mut Vec<String>) -> Option<usize> {
-    let v = std::env::var(name).ok()?;
-    match v.trim().parse::<usize>() {
-        Ok(n) => Some(n),
-        Err(e) => {
-            notes.push(format!("{name}={v:?} ignored: {e}"));
-            None
-        }
-    }
+    pub(crate) binding: Mutex<Vec<Option<Result<(), BindError>>>>,
 }
 
 /// A fork-join pool. See the crate documentation.
@@ -677,23 +292,24 @@ impl Pool {
 
     /// A snapshot of the counters.
     pub fn stats(&self) -> Stats {
-        let c = &self.shared.sleep.counters;
-        Stats {
-            batches: c.batches.get(),
-            jobs: c.jobs.get(),
-            wakes: c.wakes.get(),
-            parks: c.parks.get(),
-            spins_found_work: c.spins_found_work.get(),
-            spin_time: Duration::from_nanos(c.spin_ns.get()),
-            submitter_parks: c.submitter_parks.get(),
-            submitter_spin_time: Duration::from_nanos(c.submitter_spin_ns.get()),
-        }
+        self.shared.sleep.counters.snapshot()
     }
 
     /// Workers whose binding failed, with the reason (empty when binding is
     /// off or every worker bound itself); complete once `build` has
     /// returned. A worker that could not bind runs unbound.
-    pub fn binding_failures(&self) -> Vec<(usize, String)> {
+    ///
+    /// ```
+    /// use keel_pool::{Binding, Pool};
+    ///
+    /// let pool = Pool::builder().width(2).binding(Binding::Close).build()?;
+    /// for (worker, why) in pool.binding_failures() {
+    ///     eprintln!("worker {worker} runs unbound: {why}");
+    /// }
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
+    #[cfg(feature = "topology")]
+    pub fn binding_failures(&self) -> Vec<(usize, BindError)> {
         lock(&self.shared.binding)
             .iter()
             .enumerate()
@@ -754,7 +370,7 @@ impl Pool {
         let out = if b.latch.is_done() {
             latch::WaitOutcome::default()
         } else if let Some(w) = self.current_worker() {
-            self.wait_serving(b, w)
+            self.shared.sleep.wait_serving(b, w)
         } else {
             b.latch.wait(self.shared.sleep.window)
         };
@@ -764,51 +380,6 @@ impl Pool {
         }
         if out.parked {
             c.submitter_parks.add(1);
-        }
-    }
-}
-
-impl Pool {
-    /// Worker `w` waits for `b`'s latch from inside a job (a nested batch or
-    /// broadcast) and meanwhile runs the broadcast calls that jobs of this
-    /// pool addressed to it: they need this very worker, and their
-    /// broadcaster may be a hand `b` waits for, so waiting without serving
-    /// them could deadlock. Calls broadcast from outside the pool wait until
-    /// the job ends: they cannot be part of such a cycle, and running them
-    /// in the middle of a job could meet locks or borrows the job holds.
-    fn wait_serving(&self, b: &BatchCore<'_>, w: usize) -> latch::WaitOutcome {
-        let sleep = &self.shared.sleep;
-        let mut out = latch::WaitOutcome::default();
-        let mut spun = false;
-        loop {
-            if sleep.has_job_mail(w) {
-                if let Some(t) = sleep.take_from_job(w, false) {
-                    // SAFETY: a private ticket taken under the lock is
-                    // counted in its batch's latch and not yet released.
-                    unsafe { t.run_hand(w) };
-                    continue;
-                }
-            }
-            if b.latch.is_done() {
-                return out;
-            }
-            if !spun {
-                spun = true;
-                out.spin_ns = b.latch.spin(sleep.window, || sleep.has_job_mail(w));
-                continue;
-            }
-            // The last check for a private ticket and the registration for
-            // a wakeup are one lock hold, as a parking worker's are.
-            if let Some(t) = sleep.take_from_job(w, true) {
-                // SAFETY: as above.
-                unsafe { t.run_hand(w) };
-                continue;
-            }
-            out.parked = true;
-            if b.latch.park(|| sleep.has_job_mail(w)) {
-                sleep.stop_serving(w);
-                return out;
-            }
         }
     }
 }
@@ -830,17 +401,21 @@ impl Drop for Pool {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn _assert_send_sync() {
-        fn is<T: Send + Sync>() {}
-        is::<Pool>();
-        is::<Cancel>();
-        is::<Stats>();
-    }
-}
+// Public types that are shared with, or sent to, other threads: a pool is
+// used from many submitters, a Cancel flag from every hand, and errors and
+// reports travel in `Box<dyn Error + Send + Sync>` and across joins.
+static_assertions::assert_impl_all!(Pool: Send, Sync);
+static_assertions::assert_impl_all!(BatchOptions<'static>: Send, Sync);
+static_assertions::assert_impl_all!(Builder: Send, Sync);
+static_assertions::assert_impl_all!(Cancel: Send, Sync);
+static_assertions::assert_impl_all!(Cancelled: Send, Sync);
+static_assertions::assert_impl_all!(BuildError: Send, Sync);
+static_assertions::assert_impl_all!(Config: Send, Sync);
+static_assertions::assert_impl_all!(Stats: Send, Sync);
+static_assertions::assert_impl_all!(settings::Settings: Send, Sync);
+static_assertions::assert_impl_all!(settings::SettingError: Send, Sync);
+#[cfg(feature = "topology")]
+static_assertions::assert_impl_all!(BindError: Send, Sync);
 
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

@@ -1,8 +1,24 @@
 //! Width and spin settings: builder, environment, defaults, bad input.
 #![cfg(not(keel_loom))]
 
-use keel_pool::{BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WORKERS, MAX_WIDTH, Pool, Source};
+use keel_pool::{
+    BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS, MAX_WIDTH, Pool, Source,
+    settings::Settings,
+};
 use std::time::Duration;
+
+/// The CPUs the pool counts as usable (the topology's, else
+/// `available_parallelism`).
+fn usable_cpus() -> usize {
+    #[cfg(feature = "topology")]
+    {
+        let n = keel_topology::Topology::detect().usable_cpus().len();
+        if n > 0 {
+            return n;
+        }
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 #[test]
 fn settings_sources_and_errors() {
@@ -57,17 +73,31 @@ fn settings_sources_and_errors() {
     assert_eq!(p.width(), 2);
     drop(p);
 
-    // An absurd width in the environment is ignored with a note, like 0.
+    // A width from the environment is capped at ENV_WIDTH_PER_CPU hands per
+    // usable CPU, with a note: KEEL_WORKERS=65536 once started ~16,000
+    // threads before std aborted the process.
+    let cap = (ENV_WIDTH_PER_CPU * usable_cpus()).min(MAX_WIDTH);
+    for asked in [cap + 1, 65_536, MAX_WIDTH + 1, usize::MAX] {
+        // SAFETY: as above.
+        unsafe { std::env::set_var(ENV_WORKERS, asked.to_string()) };
+        let p = Pool::new().unwrap();
+        assert_eq!((p.width(), p.config().width_source), (cap, Source::Env));
+        assert!(
+            p.config()
+                .notes
+                .iter()
+                .any(|n| n.contains(&format!("{ENV_WORKERS}={asked} capped at {cap}"))),
+            "{:?}",
+            p.config().notes
+        );
+        drop(p);
+    }
+    // At the cap itself: taken as given, no note.
     // SAFETY: as above.
-    unsafe { std::env::set_var(ENV_WORKERS, (MAX_WIDTH + 1).to_string()) };
+    unsafe { std::env::set_var(ENV_WORKERS, cap.to_string()) };
     let p = Pool::new().unwrap();
-    assert_ne!(p.config().width_source, Source::Env);
-    assert!(p.width() <= MAX_WIDTH);
-    assert!(
-        p.config().notes.iter().any(|n| n.contains(ENV_WORKERS)),
-        "{:?}",
-        p.config().notes
-    );
+    assert_eq!(p.width(), cap);
+    assert!(p.config().notes.is_empty(), "{:?}", p.config().notes);
     drop(p);
 
     // SAFETY: as above.
@@ -106,9 +136,11 @@ fn settings_sources_and_errors() {
 
 #[test]
 fn thread_name_with_nul_is_an_error() {
-    // Width and spin are given, so this test reads no environment.
+    // Settings given, so this test reads no environment (the other test in
+    // this binary writes it).
     let r = std::panic::catch_unwind(|| {
         Pool::builder()
+            .settings(Settings::new())
             .width(2)
             .spin_window(Duration::ZERO)
             .thread_name("scan\0pool")
@@ -122,6 +154,7 @@ fn thread_name_with_nul_is_an_error() {
     }
     // A plain prefix still names the workers.
     let p = Pool::builder()
+        .settings(Settings::new())
         .width(2)
         .spin_window(Duration::ZERO)
         .thread_name("scan")

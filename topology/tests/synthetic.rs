@@ -613,3 +613,43 @@ fn pmu_list_with_an_offline_cpu_keeps_kinds_ranked() {
     assert_eq!(kinds[0].0, "4-6", "{kinds:?}");
     assert!(kinds.iter().all(|k| !k.1.contains("unranked")), "{kinds:?}");
 }
+
+/// A root that is a file, a root that does not exist and a CPU folder that
+/// lists nothing are each named for what they are.
+#[test]
+fn roots_that_are_not_machines_say_why() {
+    let root = std::env::temp_dir().join(format!("keel-synth-notmachines-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Tree(root);
+    t.write("file", "x");
+    let err = Topology::from_root(t.0.join("file")).unwrap_err();
+    assert!(
+        matches!(err, TopologyError::NotADirectory { exists: true, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .ends_with("not a directory (a root is a directory holding sys/ and proc/)"),
+        "{err}"
+    );
+    let err = Topology::from_root(t.0.join("absent")).unwrap_err();
+    assert!(
+        matches!(err, TopologyError::NotADirectory { exists: false, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().ends_with("absent: no such directory"),
+        "{err}"
+    );
+    std::fs::create_dir_all(t.0.join("empty/sys/devices/system/cpu")).unwrap();
+    let err = Topology::from_root(t.0.join("empty")).unwrap_err();
+    assert!(matches!(err, TopologyError::NoCpusListed { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("sys/devices/system/cpu: lists no CPU"),
+        "{err}"
+    );
+    std::fs::create_dir_all(t.0.join("bare/proc")).unwrap();
+    let err = Topology::from_root(t.0.join("bare")).unwrap_err();
+    assert!(matches!(err, TopologyError::NotASysfsRoot { .. }), "{err}");
+}

@@ -1,26 +1,15 @@
 //! Queueing, waking, spinning and parking: the protocol in `README.md` next
 //! to this file, which also justifies every memory ordering used here.
 
+mod serve;
+
 use crate::batch::{BatchCore, BatchRef};
 use crate::queue::Queue;
+use crate::stats::Counters;
 use crate::sync::{
-    AtomicBool, AtomicUsize, Counter, Mutex, MutexGuard, Ordering, SpinClock, lock, spin_hint,
-    thread,
+    AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering, SpinClock, lock, spin_hint, thread,
 };
 use std::time::Duration;
-
-/// Statistics kept by the protocol (read through `Pool::stats`).
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) batches: Counter,
-    pub(crate) jobs: Counter,
-    pub(crate) wakes: Counter,
-    pub(crate) parks: Counter,
-    pub(crate) spins_found_work: Counter,
-    pub(crate) spin_ns: Counter,
-    pub(crate) submitter_parks: Counter,
-    pub(crate) submitter_spin_ns: Counter,
-}
 
 /// Keeps its contents on cache lines of their own: the lock, the hints
 /// spinners poll and the counters each side bumps are written by different

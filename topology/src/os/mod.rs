@@ -7,7 +7,6 @@
 //! `fallback` (`available_parallelism`, marked as a fallback).
 
 pub(crate) mod fallback;
-pub(crate) mod kinds;
 pub(crate) mod linux;
 #[cfg(target_os = "macos")]
 pub(crate) mod macos;
@@ -41,12 +40,30 @@ pub(crate) fn native() -> Result<Raw, String> {
 }
 
 /// The calling thread's affinity mask, on systems that have one.
-#[cfg(target_os = "linux")]
 pub(crate) fn live_affinity() -> Option<CpuSet> {
+    current_affinity().ok()
+}
+
+/// The CPUs the calling thread may run on: its affinity mask, as
+/// `sched_getaffinity` reports it, however many CPUs the kernel supports
+/// (the buffer grows past `cpu_set_t`'s 1024 until the kernel takes it).
+///
+/// On systems without per-thread affinity masks (anything but Linux) the
+/// error is of kind [`std::io::ErrorKind::Unsupported`].
+///
+/// ```
+/// let cpus = keel_topology::current_affinity()?;
+/// // This thread is running, so it may run somewhere.
+/// # #[cfg(target_os = "linux")]
+/// assert!(!cpus.is_empty());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[cfg(target_os = "linux")]
+pub fn current_affinity() -> std::io::Result<CpuSet> {
     // Start at 1024 CPUs and grow: the kernel answers EINVAL while the
     // buffer is smaller than its own mask.
     let mut words = 16usize;
-    while words <= (crate::parse::MAX_CPU + 1) / 64 {
+    loop {
         let mut buf = std::vec![0u64; words];
         let bytes = words * 8;
         // A `cpu_set_t` is a plain bitmap of u64-compatible words, so
@@ -57,18 +74,27 @@ pub(crate) fn live_affinity() -> Option<CpuSet> {
             libc::sched_getaffinity(0, bytes, buf.as_mut_ptr().cast::<libc::cpu_set_t>())
         };
         if rc == 0 {
-            return Some(CpuSet::from_words(buf));
+            return Ok(CpuSet::from_words(buf));
         }
-        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
-            return None;
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINVAL) || words >= (crate::parse::MAX_CPU + 1) / 64 {
+            return Err(e);
         }
         words *= 2;
     }
-    None
 }
 
-/// The calling thread's affinity mask, on systems that have one.
+/// The CPUs the calling thread may run on (not available on this OS).
+///
+/// ```
+/// let cpus = keel_topology::current_affinity();
+/// # #[cfg(not(target_os = "linux"))]
+/// assert!(cpus.is_err());
+/// ```
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn live_affinity() -> Option<CpuSet> {
-    None
+pub fn current_affinity() -> std::io::Result<CpuSet> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        "no per-thread affinity mask on this OS",
+    ))
 }

@@ -5,7 +5,7 @@
 //! lanes pairwise. The SIMD leaves keep exactly this lane assignment, so every
 //! level returns the same bits.
 
-use crate::Element;
+use crate::arch::num::Num;
 
 /// Whether row `i` is valid under an optional bitmap (checked by the caller
 /// to cover the rows).
@@ -19,7 +19,7 @@ pub(crate) fn is_valid(val: Option<&[u64]>, i: usize) -> bool {
 
 /// Adds rows `start..v.len()` into `acc[i % lanes]` (the documented order).
 #[inline]
-pub(crate) fn sum_into_lanes<T: Element>(
+pub(crate) fn sum_into_lanes<T: Num>(
     acc: &mut [T::Sum],
     v: &[T],
     start: usize,
@@ -37,7 +37,7 @@ pub(crate) fn sum_into_lanes<T: Element>(
 /// Folds `acc[..lanes]` pairwise: `acc[j] += acc[j + w]` for `w` halving
 /// from `lanes / 2` to 1. `lanes` is a power of two.
 #[inline]
-pub(crate) fn reduce_lanes<T: Element>(acc: &mut [T::Sum]) -> T::Sum {
+pub(crate) fn reduce_lanes<T: Num>(acc: &mut [T::Sum]) -> T::Sum {
     let mut w = T::SUM_LANES;
     while w > 1 {
         w /= 2;
@@ -50,7 +50,7 @@ pub(crate) fn reduce_lanes<T: Element>(acc: &mut [T::Sum]) -> T::Sum {
 
 /// Sum of the valid values (wrapping for integers, documented order for
 /// floats).
-pub(crate) fn sum<T: Element>(v: &[T], val: Option<&[u64]>) -> T::Sum {
+pub(crate) fn sum<T: Num>(v: &[T], val: Option<&[u64]>) -> T::Sum {
     let mut acc = [T::SUM_ZERO; 64];
     sum_into_lanes::<T>(&mut acc, v, 0, val);
     reduce_lanes::<T>(&mut acc)
@@ -59,7 +59,7 @@ pub(crate) fn sum<T: Element>(v: &[T], val: Option<&[u64]>) -> T::Sum {
 /// `(min, max)` of the valid values in the min/max order; `MODE` bit 0 asks
 /// for the min, bit 1 for the max. Lanes not asked for, and an input without
 /// valid values, give `(GREATEST, LEAST)`.
-pub(crate) fn min_max<const MODE: u8, T: Element>(v: &[T], val: Option<&[u64]>) -> (T, T) {
+pub(crate) fn min_max<const MODE: u8, T: Num>(v: &[T], val: Option<&[u64]>) -> (T, T) {
     let (mut mn, mut mx) = (T::GREATEST, T::LEAST);
     for (i, &x) in v.iter().enumerate() {
         if is_valid(val, i) {
@@ -81,7 +81,7 @@ pub(crate) fn min_max<const MODE: u8, T: Element>(v: &[T], val: Option<&[u64]>) 
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn merge<T: Element>(a: (T, T), b: (T, T)) -> (T, T) {
+pub(crate) fn merge<T: Num>(a: (T, T), b: (T, T)) -> (T, T) {
     (
         if b.0.order_lt(a.0) { b.0 } else { a.0 },
         if a.1.order_lt(b.1) { b.1 } else { a.1 },

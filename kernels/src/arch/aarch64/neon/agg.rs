@@ -4,7 +4,7 @@
 //! (< 64 rows) runs the scalar twin with the same lane assignment, so results
 //! equal it bit for bit.
 
-use crate::Element;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::aarch64::*;
 
@@ -178,7 +178,7 @@ macro_rules! float_sum {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads read L rows inside block `b < full`; the stores
             // write 16 * L <= 64 lanes into `lanes`; NEON is enabled.
             unsafe {

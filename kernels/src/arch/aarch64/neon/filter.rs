@@ -7,7 +7,7 @@
 //! inverse of `==` (true for `NaN`), as IEEE and the scalar twin say. The
 //! tail (< 64 rows) runs the scalar twin.
 
-use crate::arch::scalar::filter as scalar;
+use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE};
 use core::arch::aarch64::*;
 
 /// The 64 byte masks `b0..b3` (bytes 0..64 = rows 0..64, each all ones or
@@ -61,11 +61,11 @@ macro_rules! cmp {
             // SAFETY: NEON register ops, enabled by the enclosing leaf.
             unsafe {
                 match OP {
-                    0 | 1 => $eq(x, a),
-                    2 => $lt(x, a),
-                    3 => $le(x, a),
-                    4 => $gt(x, a),
-                    5 => $ge(x, a),
+                    EQ | NE => $eq(x, a),
+                    LT => $lt(x, a),
+                    LE => $le(x, a),
+                    GT => $gt(x, a),
+                    GE => $ge(x, a),
                     _ => $and($ge(x, a), $le(x, b)),
                 }
             }
@@ -143,7 +143,7 @@ macro_rules! filter_leaf {
                         *by = $narrow(m);
                     }
                     let mut w = movemask64(bytes);
-                    if OP == 1 {
+                    if OP == NE {
                         w = !w;
                     }
                     let o = out.get_unchecked_mut(blk);

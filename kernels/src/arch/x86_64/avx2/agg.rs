@@ -3,7 +3,7 @@
 //! expanding validity bits into lane masks. The tail (< 64 rows) runs the
 //! scalar twin with the same lane assignment, so results equal it bit for bit.
 
-use crate::Element;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
 
@@ -175,7 +175,7 @@ macro_rules! float_sum {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads read L rows inside block `b < full`; the store
             // writes 8 * L <= 64 lanes into `lanes`; AVX2 is enabled.
             unsafe {

@@ -5,7 +5,7 @@
 //! compares (unordered for `!=`), as IEEE and the scalar twin do. The tail
 //! (< 64 rows) runs the scalar twin.
 
-use crate::arch::scalar::filter as scalar;
+use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE};
 use core::arch::x86_64::*;
 
 #[inline(always)]
@@ -28,12 +28,12 @@ macro_rules! int_bits {
             // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
             unsafe {
                 match OP {
-                    0 => $mm($eq(x, a)),
-                    1 => $mm($eq(x, a)) ^ $all,
-                    2 => $mm($gt(a, x)),
-                    3 => $mm($gt(x, a)) ^ $all,
-                    4 => $mm($gt(x, a)),
-                    5 => $mm($gt(a, x)) ^ $all,
+                    EQ => $mm($eq(x, a)),
+                    NE => $mm($eq(x, a)) ^ $all,
+                    LT => $mm($gt(a, x)),
+                    LE => $mm($gt(x, a)) ^ $all,
+                    GT => $mm($gt(x, a)),
+                    GE => $mm($gt(a, x)) ^ $all,
                     _ => $mm(_mm256_or_si256($gt(a, x), $gt(x, b))) ^ $all,
                 }
             }
@@ -50,12 +50,12 @@ macro_rules! float_bits {
             // SAFETY: AVX register ops, enabled by the enclosing leaf.
             unsafe {
                 (match OP {
-                    0 => $mm($cmp::<_CMP_EQ_OQ>(x, a)),
-                    1 => $mm($cmp::<_CMP_NEQ_UQ>(x, a)),
-                    2 => $mm($cmp::<_CMP_LT_OQ>(x, a)),
-                    3 => $mm($cmp::<_CMP_LE_OQ>(x, a)),
-                    4 => $mm($cmp::<_CMP_GT_OQ>(x, a)),
-                    5 => $mm($cmp::<_CMP_GE_OQ>(x, a)),
+                    EQ => $mm($cmp::<_CMP_EQ_OQ>(x, a)),
+                    NE => $mm($cmp::<_CMP_NEQ_UQ>(x, a)),
+                    LT => $mm($cmp::<_CMP_LT_OQ>(x, a)),
+                    LE => $mm($cmp::<_CMP_LE_OQ>(x, a)),
+                    GT => $mm($cmp::<_CMP_GT_OQ>(x, a)),
+                    GE => $mm($cmp::<_CMP_GE_OQ>(x, a)),
                     _ => $mm($and($cmp::<_CMP_GE_OQ>(x, a), $cmp::<_CMP_LE_OQ>(x, b))),
                 }) as u32
             }

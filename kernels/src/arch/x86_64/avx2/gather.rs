@@ -6,7 +6,7 @@
 //! index forms sign-extend their indices, so columns longer than
 //! `i32::MAX` rows also run the scalar twin for `u32` indices.
 
-use crate::gather::raw::{Dst, Idx, Src};
+use crate::arch::scalar::gather::{Dst, Idx, Src};
 use core::arch::x86_64::*;
 
 /// One gather leaf: whole vectors, then the scalar twin for the tail. No

@@ -8,7 +8,7 @@
 //! Float sums keep the documented lane assignment (4 registers: lane
 //! `row % 32` for f64, `row % 64` for f32), so results equal the scalar twin.
 
-use crate::Element;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
 
@@ -178,7 +178,7 @@ macro_rules! float_sum {
         pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
             const L: usize = $lanes;
             let n = v.len();
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads as in `int_sum`: plain ones only for blocks of 64
             // rows below n, masked ones enabling only rows < n. The stores
             // write 4 * L <= 64 lanes into `lanes`.

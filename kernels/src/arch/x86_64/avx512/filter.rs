@@ -3,6 +3,7 @@
 //! block masks its loads and compares to the rows that exist; full blocks
 //! use constant all-ones masks, which compile to plain loads and compares.
 
+use crate::arch::scalar::filter::{EQ, GE, GT, LE, LT, NE};
 use core::arch::x86_64::*;
 
 // The float compares into a mask (`vcmppd`/`vcmpps`): the instructions on a
@@ -69,12 +70,12 @@ macro_rules! filter_word {
             let m: $mt = $mask;
             let x = $loadz(m, $base.wrapping_add($lanes * $j).cast());
             let r: $mt = match $op {
-                0 => $cmp::<{ $eq }>(m, x, $a),
-                1 => $cmp::<{ $ne }>(m, x, $a),
-                2 => $cmp::<{ $lt }>(m, x, $a),
-                3 => $cmp::<{ $le }>(m, x, $a),
-                4 => $cmp::<{ $gt }>(m, x, $a),
-                5 => $cmp::<{ $ge }>(m, x, $a),
+                EQ => $cmp::<{ $eq }>(m, x, $a),
+                NE => $cmp::<{ $ne }>(m, x, $a),
+                LT => $cmp::<{ $lt }>(m, x, $a),
+                LE => $cmp::<{ $le }>(m, x, $a),
+                GT => $cmp::<{ $gt }>(m, x, $a),
+                GE => $cmp::<{ $ge }>(m, x, $a),
                 _ => $cmp::<{ $le }>($cmp::<{ $ge }>(m, x, $a), x, $b),
             };
             w |= (r as u64) << ($lanes * $j);
