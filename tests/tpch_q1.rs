@@ -164,7 +164,6 @@ fn plan_handles_empty_and_unselected_input() {
 
 #[test]
 fn plan_refuses_bad_columns() {
-    let rt = runtime(2);
     let mut l = lineitem::generate(Scale::new(0.001).unwrap(), 1);
     l.tax.pop();
     let e = plan::Checked::new(&l).unwrap_err();

@@ -59,7 +59,7 @@ fn read_col<T, const N: usize>(dir: &Path, name: &str, from_le: impl Fn([u8; N])
         )
     });
     assert!(
-        bytes.len() % N == 0,
+        bytes.len().is_multiple_of(N),
         "{name}: length is not a multiple of {N}"
     );
     bytes
