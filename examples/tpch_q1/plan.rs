@@ -28,7 +28,9 @@ pub const MORSEL: usize = 64 * 1024;
 /// Rows the kernels see at a time inside a morsel.
 pub const BLOCK: usize = 2048;
 
-const _: () = assert!(MORSEL <= MORSEL_SUM_ROWS && MORSEL % BLOCK == 0 && BLOCK % 64 == 0);
+// Morsels hold whole blocks and blocks whole bitmap words.
+const _: () = assert!(MORSEL <= MORSEL_SUM_ROWS && MORSEL / BLOCK * BLOCK == MORSEL);
+const _: () = assert!(BLOCK / 64 * 64 == BLOCK);
 
 /// Why the plan did not run.
 #[derive(Debug)]
