@@ -20,7 +20,9 @@ sfs=${SFS:-"1 10"}
 rounds=${ROUNDS:-5}
 reps=${REPS:-5}
 threads=${THREADS:-2}
-contenders=(${CONTENDERS:-keel rayon-fused rayon-arrow duckdb})
+# read-all is the yardstick: keel's hands streaming the same columns and
+# summing each, nothing else (the bandwidth floor of any Q1 plan).
+contenders=(${CONTENDERS:-keel rayon-fused rayon-arrow duckdb read-all})
 data=${Q1_DATA:-bench/target/q1}
 venv=$data/venv
 
@@ -46,7 +48,7 @@ log=bench/results/q1-$(date +%Y%m%d-%H%M%S).log
 run_one() { # contender sf
   local dir=$data/sf$2
   case $1 in
-    keel) "$bin/tpch_q1_keel" --dir "$dir" --contender keel --threads "$threads" --reps "$reps" ;;
+    keel | read-all) "$bin/tpch_q1_keel" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     rayon-*) "$bin/tpch_q1_rayon" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     duckdb) "$venv/bin/python" bench/q1/duckdb_q1.py --dir "$dir" --threads "$threads" --reps "$reps" ;;
     *) echo "unknown contender $1" >&2; exit 1 ;;
