@@ -50,7 +50,7 @@ mod runtime;
     feature = "heap",
     feature = "kernels"
 ))]
-pub use runtime::{HandCx, MORSEL_ROWS, Runtime, RuntimeError};
+pub use runtime::{HandCx, MORSEL_ROWS, Runtime, RuntimeConfig, RuntimeError, WorkKind};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(all(

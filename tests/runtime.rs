@@ -232,3 +232,56 @@ fn fold_nested_in_a_fold_works() {
         assert_eq!(parts.iter().sum::<u64>(), 8000);
     }
 }
+
+#[test]
+fn runtime_reads_placement_and_widths_from_settings() {
+    use keel_rt::heap::Placement;
+    use keel_rt::pool::settings::Settings;
+    use keel_rt::{RuntimeConfig, WorkKind};
+
+    let s = Settings::parse("KEEL_WORKERS=3\nKEEL_PLACEMENT=interleave\nKEEL_WIDTH_SCAN=2\n");
+    let rt = Runtime::with_settings(Topology::detect(), s).unwrap();
+    assert_eq!(rt.pool().width(), 3);
+    assert_eq!(rt.config().placement, Placement::Interleave);
+    assert_eq!(rt.width_for(WorkKind::Scan), 2);
+    assert_eq!(rt.width_for(WorkKind::Gather), 3);
+    // A fold is a scan: two hands.
+    let parts = rt
+        .fold(
+            1 << 20,
+            1024,
+            |cx| cx.width(),
+            |_, _, _| Ok::<(), keel_rt::RuntimeError>(()),
+        )
+        .unwrap();
+    assert!(
+        parts.iter().all(|&w| w == 2) && parts.len() == 2,
+        "{parts:?}"
+    );
+    // Placement never fails a caller.
+    let col = vec![1u64; 1 << 16];
+    let _ = rt.place(&col);
+
+    // Each placement the parser accepts maps to the heap's.
+    for (v, want) in [
+        ("auto", Placement::Auto),
+        ("default", Placement::Default),
+        ("node:3", Placement::Node(3)),
+    ] {
+        let c = RuntimeConfig::from_settings(&Settings::parse(&format!("KEEL_PLACEMENT={v}")), 4);
+        assert_eq!(c.placement, want, "{v}");
+        assert!(c.notes.is_empty());
+    }
+    // A bad value is the parser's note, and the default applies.
+    let s = Settings::parse("KEEL_PLACEMENT=node:x\nKEEL_WIDTH_COMPUTE=0\n");
+    assert_eq!(s.notes().len(), 2, "{:?}", s.notes());
+    let c = RuntimeConfig::from_settings(&s, 4);
+    assert_eq!(
+        (c.placement, c.width(WorkKind::Compute)),
+        (Placement::Auto, 4)
+    );
+    // A width above the pool's is capped, with a note.
+    let c = RuntimeConfig::from_settings(&Settings::parse("KEEL_WIDTH_SCAN=64"), 4);
+    assert_eq!(c.width(WorkKind::Scan), 4);
+    assert_eq!(c.notes.len(), 1);
+}

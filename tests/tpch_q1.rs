@@ -132,7 +132,11 @@ fn plan_equals_the_oracle_at_every_width() {
             .count() as u64
     );
     for w in [1, 2, 3] {
-        assert_eq!(plan::q1(&runtime(w), &l).unwrap(), want, "width {w}");
+        assert_eq!(
+            plan::q1(&runtime(w), plan::Checked::new(&l).unwrap()).unwrap(),
+            want,
+            "width {w}"
+        );
     }
 }
 
@@ -140,30 +144,32 @@ fn plan_equals_the_oracle_at_every_width() {
 fn plan_handles_empty_and_unselected_input() {
     let rt = runtime(2);
     assert_eq!(
-        plan::q1(&rt, &Lineitem::default()).unwrap(),
+        plan::q1(&rt, plan::Checked::new(&Lineitem::default()).unwrap()).unwrap(),
         q1::Answer::default()
     );
     let mut l = lineitem::generate(Scale::new(0.001).unwrap(), 1);
     for d in &mut l.shipdate {
         *d = q1::SHIPDATE_MAX + 1;
     }
-    assert_eq!(plan::q1(&rt, &l).unwrap(), q1::Answer::default());
+    assert_eq!(
+        plan::q1(&rt, plan::Checked::new(&l).unwrap()).unwrap(),
+        q1::Answer::default()
+    );
     // One row on the cutoff date counts.
     l.shipdate[17] = q1::SHIPDATE_MAX;
-    let a = plan::q1(&rt, &l).unwrap();
+    let a = plan::q1(&rt, plan::Checked::new(&l).unwrap()).unwrap();
     assert_eq!((a.count(), a.rows.len()), (1, 1));
     assert_eq!(a, q1::oracle(&l));
 }
 
 #[test]
 fn plan_refuses_bad_columns() {
-    let rt = runtime(2);
     let mut l = lineitem::generate(Scale::new(0.001).unwrap(), 1);
     l.tax.pop();
-    let e = plan::q1(&rt, &l).unwrap_err();
+    let e = plan::Checked::new(&l).unwrap_err();
     assert!(e.to_string().contains("l_tax"), "{e}");
     let mut l = lineitem::generate(Scale::new(0.001).unwrap(), 1);
     l.returnflag[5] = 3;
-    let e = plan::q1(&rt, &l).unwrap_err();
+    let e = plan::Checked::new(&l).unwrap_err();
     assert!(e.to_string().contains("l_returnflag row 5"), "{e}");
 }

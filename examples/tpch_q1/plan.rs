@@ -28,7 +28,9 @@ pub const MORSEL: usize = 64 * 1024;
 /// Rows the kernels see at a time inside a morsel.
 pub const BLOCK: usize = 2048;
 
-const _: () = assert!(MORSEL <= MORSEL_SUM_ROWS && MORSEL % BLOCK == 0 && BLOCK % 64 == 0);
+// Morsels hold whole blocks and blocks whole bitmap words.
+const _: () = assert!(MORSEL <= MORSEL_SUM_ROWS && MORSEL / BLOCK * BLOCK == MORSEL);
+const _: () = assert!(BLOCK / 64 * 64 == BLOCK);
 
 /// Why the plan did not run.
 #[derive(Debug)]
@@ -67,9 +69,23 @@ impl From<keel_rt::kernels::Error> for PlanError {
 /// discounted price, charge, per group.
 type Table = [[i64; 6]; GROUPS];
 
-/// Q1 over `l` on `rt`.
-pub fn q1(rt: &Runtime, l: &Lineitem) -> Result<Answer, PlanError> {
-    l.validate().map_err(PlanError::Input)?;
+/// Columns checked once, when they are loaded, as an engine checks data on
+/// the way in: every column has the same length and every code is in its
+/// dictionary.
+#[derive(Clone, Copy, Debug)]
+pub struct Checked<'a>(&'a Lineitem);
+
+impl<'a> Checked<'a> {
+    /// Checks `l`.
+    pub fn new(l: &'a Lineitem) -> Result<Checked<'a>, PlanError> {
+        l.validate().map_err(PlanError::Input)?;
+        Ok(Checked(l))
+    }
+}
+
+/// Q1 over checked columns on `rt`.
+pub fn q1(rt: &Runtime, l: Checked<'_>) -> Result<Answer, PlanError> {
+    let l = l.0;
     let parts = rt.fold(
         l.len(),
         MORSEL,

@@ -6,7 +6,7 @@
 //! buffer measured in the same run (interleaved with the largest size).
 //! Sizes 4 Ki, 64 Ki, 1 Mi, 16 Mi and 128 Mi rows; contenders interleaved
 //! round by round; medians of GB/s of input read (values, plus validity
-//! bits where used). Ends with the issue's goals, met or missed.
+//! bits where used). Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -687,7 +687,7 @@ fn size_name(n: usize) -> String {
     }
 }
 
-/// The issue's goals on this machine, checked row by row.
+/// The goals on this machine, checked row by row.
 fn goals(rows: &[Row]) {
     let hot = |k: &str| matches!(k, "sum" | "min" | "max" | "lt");
     let mut verdicts = Vec::new();

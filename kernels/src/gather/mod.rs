@@ -14,8 +14,8 @@
 //!
 //! Large columns are gathered with software prefetch of the row 32 indices
 //! ahead, except where a block looks sorted or clustered (the hardware
-//! prefetcher follows those); see the crate README for which level wins
-//! where.
+//! prefetcher follows those). The measurements behind these choices are in
+//! `bench/results/2026-11-30-kernels-gather-zen3-xeon.md`.
 //!
 //! ```
 //! use keel_kernels::gather::{gather, GatherError};
@@ -67,8 +67,7 @@ pub(crate) const PREFETCH_MIN_BYTES: usize = 1 << 20;
 
 /// Columns below this size (in bytes) use the hardware gather instructions
 /// at the AVX2 and AVX-512 levels; larger ones use the scalar loop with
-/// prefetch, which measured as fast or faster once rows miss L2 (see the
-/// crate README).
+/// prefetch, which measured as fast or faster once rows miss L2.
 pub(crate) const HW_GATHER_MAX_BYTES: usize = 256 << 10;
 
 /// Why a gather did not run.

@@ -198,8 +198,8 @@ unsafe fn block(level: Level, src: &Src<'_>, idx: Idx<'_>, out: Dst<'_>, dense: 
     let bytes = src.bytes();
     if bytes < HW_GATHER_MAX_BYTES {
         // The AVX-512 level runs the AVX2 gathers too: a gather is one load
-        // per row at any width, and no 512-bit one has been measured faster
-        // (see the crate README). Prefetch never pays in L2.
+        // per row at any width, and no 512-bit one has been measured faster.
+        // Prefetch never pays in L2.
         dispatch!(
             level,
             |s, i, o| {
