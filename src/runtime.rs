@@ -97,17 +97,10 @@ impl Runtime {
     {
         let morsels = values.len().div_ceil(MORSEL_ROWS);
         let partial: Vec<Mutex<T::Sum>> = (0..morsels).map(|_| Mutex::new(T::SUM_ZERO)).collect();
-        let err = Mutex::new(None);
         self.pool.for_each_morsel(values.len(), MORSEL_ROWS, |r| {
             let slot = r.start / MORSEL_ROWS;
-            match keel_kernels::agg::sum(&values[r], None) {
-                Ok(s) => *lock(&partial[slot]) = s,
-                Err(e) => *lock(&err) = Some(e),
-            }
+            *lock(&partial[slot]) = keel_kernels::agg::sum(&values[r]);
         });
-        if let Some(e) = lock(&err).take() {
-            return Err(e.into());
-        }
         Ok(partial.into_iter().fold(T::SUM_ZERO, |acc, p| {
             T::sum_add(acc, p.into_inner().unwrap_or_else(|e| e.into_inner()))
         }))

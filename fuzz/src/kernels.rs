@@ -84,11 +84,11 @@ fn agg_typed<T: Decode>(c: &Column) {
     let val = c.validity.as_deref();
     let s = Kernels::scalar();
     for k in Kernels::supported() {
-        match (s.sum(v, val), k.sum(v, val)) {
+        match (s.sum_masked(v, val), k.sum_masked(v, val)) {
             (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} sum {a:?} {b:?}", k.level()),
             (a, b) => assert_eq!(a.err(), b.err()),
         }
-        let (a, b) = (s.min_max(v, val), k.min_max(v, val));
+        let (a, b) = (s.min_max_masked(v, val), k.min_max_masked(v, val));
         match (a, b) {
             (Ok(Some(a)), Ok(Some(b))) => {
                 assert!(
@@ -99,12 +99,12 @@ fn agg_typed<T: Decode>(c: &Column) {
             }
             (a, b) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         }
-        let (a, b) = (s.min(v, val), k.min(v, val));
+        let (a, b) = (s.min_masked(v, val), k.min_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} min", k.level());
-        let (a, b) = (s.max(v, val), k.max(v, val));
+        let (a, b) = (s.max_masked(v, val), k.max_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
-        assert_eq!(s.count(v, val), k.count(v, val));
-        assert_eq!(s.sum_checked(v, val).is_ok(), k.sum_checked(v, val).is_ok());
+        assert_eq!(s.count_masked(v, val), k.count_masked(v, val));
+        assert_eq!(s.sum_checked_masked(v, val).is_ok(), k.sum_checked_masked(v, val).is_ok());
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::Kernels;
 use crate::arch::dispatch;
+use crate::arch::mask::RowMask;
 pub use crate::arch::num::Num;
 
 pub(crate) mod private {
@@ -21,14 +22,18 @@ use private::Token;
 /// [`f64::total_cmp`] for min/max (so `-0.0 < +0.0`, `NaN` above `+inf`,
 /// negative `NaN` below `-inf`) and by IEEE comparison in filters.
 pub trait Element: Num {
+    /// Sum of the rows `m` counts.
     #[doc(hidden)]
-    fn k_sum(t: Token, k: Kernels, v: &[Self], validity: Option<&[u64]>) -> Self::Sum;
+    fn k_sum(t: Token, k: Kernels, v: &[Self], m: RowMask<'_>) -> Self::Sum;
+    /// Overflow-reporting sum of the rows `m` counts, over `rows` (each in
+    /// range) if given.
     #[doc(hidden)]
     fn k_sum_checked(
         t: Token,
         k: Kernels,
         v: &[Self],
-        validity: Option<&[u64]>,
+        rows: Option<&[u32]>,
+        m: RowMask<'_>,
     ) -> Option<Self::Sum>;
     /// Filter into `out` (exactly the words the rows need), `and`ing if
     /// asked.
@@ -45,38 +50,48 @@ pub trait Element: Num {
     /// lanes not asked for, and an input without valid values, give
     /// (`GREATEST`, `LEAST`).
     #[doc(hidden)]
-    fn k_min_max(
-        t: Token,
-        k: Kernels,
-        mode: u8,
-        v: &[Self],
-        validity: Option<&[u64]>,
-    ) -> (Self, Self);
+    fn k_min_max(t: Token, k: Kernels, mode: u8, v: &[Self], m: RowMask<'_>) -> (Self, Self);
 }
 
 /// Overflow-reporting sums: `wide` types widen into a sum type they cannot
 /// overflow below 2^32 rows (so the SIMD sum is exact); `exact` types add in
 /// `i128` (scalar); floats return their sum.
 macro_rules! checked {
-    (wide, $t:ident, $k:ident, $v:ident, $val:ident) => {
-        if ($v.len() as u64) < (1u64 << 32) {
-            Some(Self::k_sum($t, $k, $v, $val))
-        } else {
-            checked!(exact, $t, $k, $v, $val)
+    (wide, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {
+        match $rows {
+            None if ($v.len() as u64) < (1u64 << 32) => Some(Self::k_sum($t, $k, $v, $m)),
+            Some(r) if (r.len() as u64) < (1u64 << 32) => {
+                Some(crate::arch::scalar::agg::sum_rows($v, r, $m))
+            }
+            _ => checked!(exact, $t, $k, $v, $rows, $m),
         }
     };
-    (exact, $t:ident, $k:ident, $v:ident, $val:ident) => {{
+    (exact, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {{
         let _ = ($t, $k);
         let mut s: i128 = 0;
-        for (i, &x) in $v.iter().enumerate() {
-            if crate::arch::scalar::agg::is_valid($val, i) {
-                s += x as i128;
+        match $rows {
+            None => {
+                for (i, &x) in $v.iter().enumerate() {
+                    if $m.get(i) {
+                        s += x as i128;
+                    }
+                }
+            }
+            Some(r) => {
+                for &i in r {
+                    if $m.get(i as usize) {
+                        s += $v[i as usize] as i128;
+                    }
+                }
             }
         }
         Self::Sum::try_from(s).ok()
     }};
-    (float, $t:ident, $k:ident, $v:ident, $val:ident) => {
-        Some(Self::k_sum($t, $k, $v, $val))
+    (float, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {
+        Some(match $rows {
+            None => Self::k_sum($t, $k, $v, $m),
+            Some(r) => crate::arch::scalar::agg::sum_rows($v, r, $m),
+        })
     };
 }
 
@@ -87,17 +102,18 @@ macro_rules! element {
                 t: Token,
                 k: Kernels,
                 v: &[$t],
-                val: Option<&[u64]>,
+                rows: Option<&[u32]>,
+                m: RowMask<'_>,
             ) -> Option<Self::Sum> {
-                checked!($checked, t, k, v, val)
+                checked!($checked, t, k, v, rows, m)
             }
-            fn k_sum(_: Token, k: Kernels, v: &[$t], val: Option<&[u64]>) -> Self::Sum {
+            fn k_sum(_: Token, k: Kernels, v: &[$t], m: RowMask<'_>) -> Self::Sum {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
-                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, val))
+                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
             }
             fn k_filter(
                 _: Token,
@@ -142,27 +158,21 @@ macro_rules! element {
                     (_, true) => arm!(BETWEEN, true),
                 }
             }
-            fn k_min_max(
-                _: Token,
-                k: Kernels,
-                mode: u8,
-                v: &[$t],
-                val: Option<&[u64]>,
-            ) -> ($t, $t) {
+            fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], m: RowMask<'_>) -> ($t, $t) {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
                 macro_rules! arm {
-                    ($m:literal) => {
+                    ($mode:literal) => {
                         dispatch!(
                             k.level(),
-                            sc::min_max::<$m, $t>,
-                            a2::$mm::<$m>,
-                            a5::$mm::<$m>,
-                            ne::$mm::<$m>,
-                            (v, val)
+                            sc::min_max::<$mode, $t>,
+                            a2::$mm::<$mode>,
+                            a5::$mm::<$mode>,
+                            ne::$mm::<$mode>,
+                            (v, m)
                         )
                     };
                 }

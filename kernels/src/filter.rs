@@ -134,6 +134,28 @@ impl Kernels {
         self.filter_impl(values, pred, out, false)
     }
 
+    /// [`compare`] at this level.
+    pub fn compare<T: Element>(
+        self,
+        values: &[T],
+        op: CmpOp,
+        c: T,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, Predicate::Cmp(op, c), out, false)
+    }
+
+    /// [`between`] at this level.
+    pub fn between<T: Element>(
+        self,
+        values: &[T],
+        lo: T,
+        hi: T,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, Predicate::Between(lo, hi), out, false)
+    }
+
     /// [`filter_and`] at this level.
     pub fn filter_and<T: Element>(
         self,

@@ -151,7 +151,7 @@ impl<T: SpanKey> SpanScan<T> {
                 });
             }
             let val = validity.map(|v| &v[b * CHECK_ROWS / 64..]);
-            let m = self.kernels.min_max(block, val)?;
+            let m = self.kernels.min_max_masked(block, val)?;
             self.fold(m);
             if self.exceeded() {
                 abort.store(true, Ordering::Relaxed);

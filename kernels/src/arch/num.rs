@@ -30,6 +30,8 @@ pub trait Num:
     /// floats (the exact additive identity, so a sum of `-0.0`s stays
     /// `-0.0`).
     const SUM_ZERO: Self::Sum;
+    /// The sum of no rows: `0`, or `+0.0` for floats.
+    const EMPTY_SUM: Self::Sum;
     /// Independent accumulator lanes of the documented float summation
     /// order (see [`crate::agg::sum`]); 1 for integers, where order cannot
     /// matter.
@@ -60,6 +62,7 @@ macro_rules! int_num {
             type Sum = $sum;
             const NAME: &'static str = stringify!($t);
             const SUM_ZERO: $sum = 0;
+            const EMPTY_SUM: $sum = 0;
             const SUM_LANES: usize = 1;
             const LEAST: $t = <$t>::MIN;
             const GREATEST: $t = <$t>::MAX;
@@ -95,6 +98,7 @@ macro_rules! float_num {
             type Sum = $t;
             const NAME: &'static str = stringify!($t);
             const SUM_ZERO: $t = -0.0;
+            const EMPTY_SUM: $t = 0.0;
             const SUM_LANES: usize = $lanes;
             const LEAST: $t = <$t>::from_bits(!0);
             const GREATEST: $t = <$t>::from_bits(!0 >> 1);
