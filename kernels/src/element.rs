@@ -13,7 +13,8 @@ pub(crate) mod private {
 }
 use private::Token;
 
-/// A column element type: `i64`, `i32`, `u64`, `u32`, `f64` or `f32`.
+/// A column element type: `i64`, `u64`, `i32`, `u32`, `i16`, `u16`, `i8`,
+/// `u8`, `f64` or `f32`.
 ///
 /// Sealed: its hidden methods are the per-type dispatch of the kernels and
 /// need a token only this crate can make. Its type facts (the sum type
@@ -192,3 +193,7 @@ element!(i32, sum_i32, min_max_i32, wide, filter_i32);
 element!(u32, sum_u32, min_max_u32, wide, filter_u32);
 element!(f64, sum_f64, min_max_f64, float, filter_f64);
 element!(f32, sum_f32, min_max_f32, float, filter_f32);
+element!(i16, sum_i16, min_max_i16, wide, filter_i16);
+element!(u16, sum_u16, min_max_u16, wide, filter_u16);
+element!(i8, sum_i8, min_max_i8, wide, filter_i8);
+element!(u8, sum_u8, min_max_u8, wide, filter_u8);

@@ -54,7 +54,7 @@ macro_rules! span_key {
         }
     )*};
 }
-span_key!(i64, u64, i32, u32);
+span_key!(i64, u64, i32, u32, i16, u16, i8, u8);
 
 /// How a call to [`SpanScan::scan`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -101,6 +101,22 @@ fn f64_every_level_equals_scalar() {
 fn f32_every_level_equals_scalar() {
     check_type::<f32>(6);
 }
+#[test]
+fn i16_every_level_equals_scalar() {
+    check_type::<i16>(90);
+}
+#[test]
+fn u16_every_level_equals_scalar() {
+    check_type::<u16>(91);
+}
+#[test]
+fn i8_every_level_equals_scalar() {
+    check_type::<i8>(92);
+}
+#[test]
+fn u8_every_level_equals_scalar() {
+    check_type::<u8>(93);
+}
 
 #[test]
 fn short_validity_is_an_error() {
@@ -166,6 +182,53 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
                     k.sum_masked(&u, val).unwrap(),
                     want_u,
                     "u32 at {}",
+                    k.level()
+                );
+            }
+        }
+    }
+}
+
+/// The 16-bit sums flush their 32-bit lanes every 2^14 blocks (1 Mi rows):
+/// extremes over 3 Mi rows cross two flushes.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "3 Mi rows: too slow for Miri (there the leaves flush every 2 blocks)"
+)]
+fn sixteen_bit_sums_past_lane_flushes_are_exact() {
+    let n: usize = 3 * (1 << 20) + 77;
+    let valid: Vec<u64> = (0..n.div_ceil(64) as u64)
+        .map(|i| if i % 7 == 0 { 0 } else { !0 ^ (i * 0x3333) })
+        .collect();
+    let on = |val: Option<&[u64]>, i: usize| val.is_none_or(|b| b[i / 64] >> (i % 64) & 1 == 1);
+    for (lo, hi) in [
+        (i16::MIN, i16::MIN),
+        (i16::MAX, i16::MAX),
+        (i16::MIN, i16::MAX),
+    ] {
+        let v: Vec<i16> = (0..n).map(|i| if i % 2 == 0 { lo } else { hi }).collect();
+        let u: Vec<u16> = v.iter().map(|&x| x as u16).collect();
+        for val in [None, Some(&valid[..])] {
+            let want_i: i64 = (0..n)
+                .filter(|&i| on(val, i))
+                .map(|i| i64::from(v[i]))
+                .sum();
+            let want_u: u64 = (0..n)
+                .filter(|&i| on(val, i))
+                .map(|i| u64::from(u[i]))
+                .sum();
+            for k in Kernels::supported() {
+                assert_eq!(
+                    k.sum_masked(&v, val).unwrap(),
+                    want_i,
+                    "i16 at {}",
+                    k.level()
+                );
+                assert_eq!(
+                    k.sum_masked(&u, val).unwrap(),
+                    want_u,
+                    "u16 at {}",
                     k.level()
                 );
             }

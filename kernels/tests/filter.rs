@@ -114,6 +114,22 @@ fn f64_every_level_equals_scalar() {
 fn f32_every_level_equals_scalar() {
     check_type::<f32>(16);
 }
+#[test]
+fn i16_every_level_equals_scalar() {
+    check_type::<i16>(190);
+}
+#[test]
+fn u16_every_level_equals_scalar() {
+    check_type::<u16>(191);
+}
+#[test]
+fn i8_every_level_equals_scalar() {
+    check_type::<i8>(192);
+}
+#[test]
+fn u8_every_level_equals_scalar() {
+    check_type::<u8>(193);
+}
 
 #[test]
 fn ieee_semantics_for_floats() {

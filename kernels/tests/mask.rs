@@ -149,6 +149,22 @@ fn f64_masks() {
 fn f32_masks() {
     check_type::<f32>(16);
 }
+#[test]
+fn i16_masks() {
+    check_type::<i16>(290);
+}
+#[test]
+fn u16_masks() {
+    check_type::<u16>(291);
+}
+#[test]
+fn i8_masks() {
+    check_type::<i8>(292);
+}
+#[test]
+fn u8_masks() {
+    check_type::<u8>(293);
+}
 
 /// A selection vector may repeat rows and be in any order: each entry counts
 /// once, as a naive loop over the entries counts it.

@@ -74,6 +74,10 @@ fn min_max_count_equal_naive() {
     check_min_max_count::<u32>(34);
     check_min_max_count::<f64>(35);
     check_min_max_count::<f32>(36);
+    check_min_max_count::<i16>(37);
+    check_min_max_count::<u16>(38);
+    check_min_max_count::<i8>(39);
+    check_min_max_count::<u8>(40);
 }
 
 #[test]
@@ -126,6 +130,10 @@ int_sums!(i64_sum_wraps_and_checked_reports, i64);
 int_sums!(u64_sum_wraps_and_checked_reports, u64);
 int_sums!(i32_sum_widens, i32);
 int_sums!(u32_sum_widens, u32);
+int_sums!(i16_sum_widens, i16);
+int_sums!(u16_sum_widens, u16);
+int_sums!(i8_sum_widens, i8);
+int_sums!(u8_sum_widens, u8);
 
 #[test]
 fn wrapping_is_documented_behaviour() {

@@ -60,6 +60,13 @@ impl<'a> Bitmap<'a> {
     }
 
     /// The same bitmap from row `rows` on.
+    #[cfg_attr(
+        not(any(
+            all(target_arch = "x86_64", target_feature = "sse2"),
+            target_arch = "aarch64"
+        )),
+        allow(dead_code) // the SIMD leaves' scalar tails use it
+    )]
     #[inline(always)]
     pub(crate) fn skip(self, rows: usize) -> Bitmap<'a> {
         match self {
@@ -131,6 +138,13 @@ impl<'a> RowMask<'a> {
     }
 
     /// The same mask from row `rows` on (a leaf's scalar tail).
+    #[cfg_attr(
+        not(any(
+            all(target_arch = "x86_64", target_feature = "sse2"),
+            target_arch = "aarch64"
+        )),
+        allow(dead_code) // the SIMD leaves' scalar tails use it
+    )]
     #[inline(always)]
     pub(crate) fn skip(self, rows: usize) -> RowMask<'a> {
         RowMask {

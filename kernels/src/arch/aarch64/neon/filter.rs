@@ -209,3 +209,53 @@ filter_leaf!(
     vld1q_f32,
     narrow32
 );
+
+// 8- and 16-bit columns: NEON compares bytes and halfwords directly.
+cmp!(
+    cmp_i8, int8x16_t, uint8x16_t, vceqq_s8, vcltq_s8, vcleq_s8, vcgtq_s8, vcgeq_s8, vandq_u8
+);
+cmp!(
+    cmp_u8, uint8x16_t, uint8x16_t, vceqq_u8, vcltq_u8, vcleq_u8, vcgtq_u8, vcgeq_u8, vandq_u8
+);
+cmp!(
+    cmp_i16, int16x8_t, uint16x8_t, vceqq_s16, vcltq_s16, vcleq_s16, vcgtq_s16, vcgeq_s16,
+    vandq_u16
+);
+cmp!(
+    cmp_u16, uint16x8_t, uint16x8_t, vceqq_u16, vcltq_u16, vcleq_u16, vcgtq_u16, vcgeq_u16,
+    vandq_u16
+);
+
+/// One 16-lane byte mask: already one byte per row.
+#[inline(always)]
+unsafe fn narrow8(m: [uint8x16_t; 1]) -> uint8x16_t {
+    m[0]
+}
+
+/// Two 8-lane halfword masks (16 rows) narrowed to 16 byte masks.
+#[inline(always)]
+unsafe fn narrow16(m: [uint16x8_t; 2]) -> uint8x16_t {
+    // SAFETY: NEON register ops, enabled by the enclosing leaf.
+    unsafe { vuzp1q_u8(vreinterpretq_u8_u16(m[0]), vreinterpretq_u8_u16(m[1])) }
+}
+
+filter_leaf!(filter_i8, i8, 16, cmp_i8, vdupq_n_s8, vld1q_s8, narrow8);
+filter_leaf!(filter_u8, u8, 16, cmp_u8, vdupq_n_u8, vld1q_u8, narrow8);
+filter_leaf!(
+    filter_i16,
+    i16,
+    8,
+    cmp_i16,
+    vdupq_n_s16,
+    vld1q_s16,
+    narrow16
+);
+filter_leaf!(
+    filter_u16,
+    u16,
+    8,
+    cmp_u16,
+    vdupq_n_u16,
+    vld1q_u16,
+    narrow16
+);

@@ -8,6 +8,10 @@ use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
 
+pub(crate) use super::narrow::{
+    min_max_i8, min_max_i16, min_max_u8, min_max_u16, sum_i8, sum_i16, sum_u8, sum_u16,
+};
+
 /// Validity bits `w & 0xF` as a 4 x 64-bit lane mask (all ones = valid).
 #[inline(always)]
 unsafe fn mask4(w: u64) -> __m256i {

@@ -8,6 +8,8 @@
 use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE};
 use core::arch::x86_64::*;
 
+pub(crate) use super::narrow::{filter_i8, filter_i16, filter_u8, filter_u16};
+
 #[inline(always)]
 unsafe fn mm64(m: __m256i) -> u32 {
     // SAFETY: AVX register op, enabled by the enclosing leaf.

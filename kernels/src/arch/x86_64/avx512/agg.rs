@@ -13,6 +13,10 @@ use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
 
+pub(crate) use super::narrow::{
+    min_max_i8, min_max_i16, min_max_u8, min_max_u16, sum_i8, sum_i16, sum_u8, sum_u16,
+};
+
 /// The mask word for block `b` of a column of `n` rows: validity (or all
 /// ones) cut to the rows that exist.
 #[inline(always)]

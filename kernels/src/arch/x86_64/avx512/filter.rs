@@ -227,3 +227,46 @@ filter_leaf!(
     cmp_ps,
     [FLT[0], FLT[1], FLT[2], FLT[3], FLT[4], FLT[5]]
 );
+
+// 8- and 16-bit columns (AVX-512 BW): 64 or 32 lanes a vector, so one or
+// two compares make the block's output word.
+filter_leaf!(
+    filter_i16,
+    i16,
+    32,
+    u32,
+    _mm512_set1_epi16,
+    _mm512_maskz_loadu_epi16,
+    _mm512_mask_cmp_epi16_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u16,
+    u16,
+    32,
+    u32,
+    _mm512_set1_epi16,
+    _mm512_maskz_loadu_epi16,
+    _mm512_mask_cmp_epu16_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_i8,
+    i8,
+    64,
+    u64,
+    _mm512_set1_epi8,
+    _mm512_maskz_loadu_epi8,
+    _mm512_mask_cmp_epi8_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u8,
+    u8,
+    64,
+    u64,
+    _mm512_set1_epi8,
+    _mm512_maskz_loadu_epi8,
+    _mm512_mask_cmp_epu8_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
