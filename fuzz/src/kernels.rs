@@ -178,6 +178,26 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
         let mut got = f.prior.clone();
         assert_eq!(k.filter_and(v, p, &mut got), r_and);
         assert_eq!(got, want_and, "{} and {p:?}", k.level());
+        // The fused count, under the column's validity and the prior bits
+        // as a selection at a bit offset; it equals filter, and, popcount.
+        let m = Mask {
+            validity: f.col.validity.as_deref().map(Bits::new),
+            selection: Selection::Bitmap(Bits::with_offset(&f.prior, usize::from(f.col.shift % 64))),
+        };
+        let c = s.count_matching(v, p, m);
+        assert_eq!(k.count_matching(v, p, m), c, "{} count {p:?}", k.level());
+        if let (Ok(c), Ok(())) = (&c, &r) {
+            let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+            let off = usize::from(f.col.shift % 64);
+            let naive = (0..v.len())
+                .filter(|&i| {
+                    bit(&want, i)
+                        && f.col.validity.as_deref().is_none_or(|w| bit(w, i))
+                        && bit(&f.prior, off + i)
+                })
+                .count();
+            assert_eq!(*c, naive, "{} count vs filter {p:?}", k.level());
+        }
         // Bitmap kernels on the result.
         let rows = v.len().min(want.len() * 64);
         assert_eq!(k.popcount(&want, rows), s.popcount(&want, rows));

@@ -36,8 +36,9 @@ pub trait Element: Num {
         rows: Option<&[u32]>,
         m: RowMask<'_>,
     ) -> Option<Self::Sum>;
-    /// Filter into `out` (exactly the words the rows need), `and`ing if
-    /// asked.
+    /// Filter into `out` (exactly the words the rows need) or count the
+    /// passing rows `m` counts, as `sink` (`arch::scalar::filter::{WRITE,
+    /// AND, COUNT}`) says; returns the count (0 unless counting).
     #[doc(hidden)]
     fn k_filter(
         t: Token,
@@ -45,8 +46,9 @@ pub trait Element: Num {
         pred: crate::filter::Predicate<Self>,
         v: &[Self],
         out: &mut [u64],
-        and: bool,
-    );
+        sink: u8,
+        m: RowMask<'_>,
+    ) -> usize;
     /// Min and/or max (`MODE`: 1 min, 2 max, 3 both) over the valid values;
     /// lanes not asked for, and an input without valid values, give
     /// (`GREATEST`, `LEAST`).
@@ -122,8 +124,9 @@ macro_rules! element {
                 pred: crate::filter::Predicate<$t>,
                 v: &[$t],
                 out: &mut [u64],
-                and: bool,
-            ) {
+                sink: u8,
+                m: RowMask<'_>,
+            ) -> usize {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::filter as ne;
                 use crate::arch::scalar::filter as sc;
@@ -131,32 +134,34 @@ macro_rules! element {
                 use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
                 let (op, c1, c2) = pred.code();
                 macro_rules! arm {
-                    ($o:ident, $a:literal) => {
+                    ($o:ident, $s:ident) => {
                         dispatch!(
                             k.level(),
-                            sc::filter_code::<{ sc::$o }, $a, $t>,
-                            a2::$filter::<{ sc::$o }, $a>,
-                            a5::$filter::<{ sc::$o }, $a>,
-                            ne::$filter::<{ sc::$o }, $a>,
-                            (v, c1, c2, out)
+                            sc::filter_code::<{ sc::$o }, { sc::$s }, $t>,
+                            a2::$filter::<{ sc::$o }, { sc::$s }>,
+                            a5::$filter::<{ sc::$o }, { sc::$s }>,
+                            ne::$filter::<{ sc::$o }, { sc::$s }>,
+                            (v, c1, c2, out, m)
                         )
                     };
                 }
-                match (op, and) {
-                    (sc::EQ, false) => arm!(EQ, false),
-                    (sc::NE, false) => arm!(NE, false),
-                    (sc::LT, false) => arm!(LT, false),
-                    (sc::LE, false) => arm!(LE, false),
-                    (sc::GT, false) => arm!(GT, false),
-                    (sc::GE, false) => arm!(GE, false),
-                    (_, false) => arm!(BETWEEN, false),
-                    (sc::EQ, true) => arm!(EQ, true),
-                    (sc::NE, true) => arm!(NE, true),
-                    (sc::LT, true) => arm!(LT, true),
-                    (sc::LE, true) => arm!(LE, true),
-                    (sc::GT, true) => arm!(GT, true),
-                    (sc::GE, true) => arm!(GE, true),
-                    (_, true) => arm!(BETWEEN, true),
+                macro_rules! ops {
+                    ($s:ident) => {
+                        match op {
+                            sc::EQ => arm!(EQ, $s),
+                            sc::NE => arm!(NE, $s),
+                            sc::LT => arm!(LT, $s),
+                            sc::LE => arm!(LE, $s),
+                            sc::GT => arm!(GT, $s),
+                            sc::GE => arm!(GE, $s),
+                            _ => arm!(BETWEEN, $s),
+                        }
+                    };
+                }
+                match sink {
+                    sc::WRITE => ops!(WRITE),
+                    sc::AND => ops!(AND),
+                    _ => ops!(COUNT),
                 }
             }
             fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], m: RowMask<'_>) -> ($t, $t) {

@@ -7,7 +7,8 @@
 //! inverse of `==` (true for `NaN`), as IEEE and the scalar twin say. The
 //! tail (< 64 rows) runs the scalar twin.
 
-use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE};
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE, sink, tail_out};
 use core::arch::aarch64::*;
 
 /// The 64 byte masks `b0..b3` (bytes 0..64 = rows 0..64, each all ones or
@@ -113,20 +114,23 @@ cmp!(
 
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $lanes:expr, $cmp:ident, $dup:ident, $ld:ident, $narrow:ident) => {
-        /// Filter leaf: `OP` as [`scalar::filter_code`], `AND` ands into `out`.
+        /// Filter leaf: `OP` as [`scalar::filter_code`], `SINK` as
+        /// [`scalar::sink`].
         ///
         /// # Safety
         /// The CPU supports NEON; `out.len() == v.len().div_ceil(64)`.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+        pub(crate) unsafe fn $name<const OP: u8, const SINK: u8>(
             v: &[$t],
             c1: $t,
             c2: $t,
             out: &mut [u64],
-        ) {
+            m: RowMask<'_>,
+        ) -> usize {
             const L: usize = $lanes;
             const PER16: usize = 16 / L;
             let full = v.len() / 64;
+            let mut n = 0;
             // SAFETY: loads read L rows inside block `blk < full`; out has a
             // word per block (caller contract); NEON is enabled.
             unsafe {
@@ -146,11 +150,16 @@ macro_rules! filter_leaf {
                     if OP == NE {
                         w = !w;
                     }
-                    let o = out.get_unchecked_mut(blk);
-                    *o = if AND { *o & w } else { w };
+                    n += sink::<SINK>(out, blk, w, m);
                 }
             }
-            scalar::filter_code::<OP, AND, $t>(&v[full * 64..], c1, c2, &mut out[full..]);
+            n + scalar::filter_code::<OP, SINK, $t>(
+                &v[full * 64..],
+                c1,
+                c2,
+                tail_out::<SINK>(out, full),
+                m.skip(full * 64),
+            )
         }
     };
 }

@@ -16,7 +16,9 @@
 
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::agg as scalar_agg;
-use crate::arch::scalar::filter::{self as scalar, BETWEEN, EQ, GE, GT, LE, LT, NE};
+use crate::arch::scalar::filter::{
+    self as scalar, BETWEEN, EQ, GE, GT, LE, LT, NE, sink, tail_out,
+};
 use core::arch::x86_64::*;
 
 /// Mask bits `w & 0xFFFF_FFFF` as 32 byte lanes (all ones = set): each byte
@@ -99,18 +101,21 @@ unsafe fn ld<T>(p: *const T, flip: __m256i) -> __m256i {
 
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $flip:expr, |$f:ident, $a:ident, $b:ident, $p:ident| $bits32:expr) => {
-        /// Filter leaf: `OP` as [`scalar::filter_code`], `AND` ands into `out`.
+        /// Filter leaf: `OP` as [`scalar::filter_code`], `SINK` as
+        /// [`scalar::sink`].
         ///
         /// # Safety
         /// The CPU supports AVX2; `out.len() == v.len().div_ceil(64)`.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+        pub(crate) unsafe fn $name<const OP: u8, const SINK: u8>(
             v: &[$t],
             c1: $t,
             c2: $t,
             out: &mut [u64],
-        ) {
+            m: RowMask<'_>,
+        ) -> usize {
             let full = v.len() / 64;
+            let mut n = 0;
             // SAFETY: loads read rows inside block `blk < full`; out has a
             // word per block (caller contract); AVX2 is enabled.
             unsafe {
@@ -129,11 +134,16 @@ macro_rules! filter_leaf {
                     if inverted(OP) {
                         w = !w;
                     }
-                    let o = out.get_unchecked_mut(blk);
-                    *o = if AND { *o & w } else { w };
+                    n += sink::<SINK>(out, blk, w, m);
                 }
             }
-            scalar::filter_code::<OP, AND, $t>(&v[full * 64..], c1, c2, &mut out[full..]);
+            n + scalar::filter_code::<OP, SINK, $t>(
+                &v[full * 64..],
+                c1,
+                c2,
+                tail_out::<SINK>(out, full),
+                m.skip(full * 64),
+            )
         }
     };
 }
