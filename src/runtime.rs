@@ -459,7 +459,7 @@ impl Runtime {
             MORSEL_ROWS,
             |_| Vec::new(),
             |acc: &mut Vec<(usize, T::Sum)>, r, _| {
-                acc.push((r.start, keel_kernels::agg::sum(&values[r], None)?));
+                acc.push((r.start, keel_kernels::agg::sum(&values[r])));
                 Ok::<(), RuntimeError>(())
             },
         )?;

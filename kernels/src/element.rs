@@ -2,6 +2,7 @@
 
 use crate::Kernels;
 use crate::arch::dispatch;
+use crate::arch::mask::RowMask;
 pub use crate::arch::num::Num;
 
 pub(crate) mod private {
@@ -12,7 +13,8 @@ pub(crate) mod private {
 }
 use private::Token;
 
-/// A column element type: `i64`, `i32`, `u64`, `u32`, `f64` or `f32`.
+/// A column element type: `i64`, `u64`, `i32`, `u32`, `i16`, `u16`, `i8`,
+/// `u8`, `f64` or `f32`.
 ///
 /// Sealed: its hidden methods are the per-type dispatch of the kernels and
 /// need a token only this crate can make. Its type facts (the sum type
@@ -21,17 +23,22 @@ use private::Token;
 /// [`f64::total_cmp`] for min/max (so `-0.0 < +0.0`, `NaN` above `+inf`,
 /// negative `NaN` below `-inf`) and by IEEE comparison in filters.
 pub trait Element: Num {
+    /// Sum of the rows `m` counts.
     #[doc(hidden)]
-    fn k_sum(t: Token, k: Kernels, v: &[Self], validity: Option<&[u64]>) -> Self::Sum;
+    fn k_sum(t: Token, k: Kernels, v: &[Self], m: RowMask<'_>) -> Self::Sum;
+    /// Overflow-reporting sum of the rows `m` counts, over `rows` (each in
+    /// range) if given.
     #[doc(hidden)]
     fn k_sum_checked(
         t: Token,
         k: Kernels,
         v: &[Self],
-        validity: Option<&[u64]>,
+        rows: Option<&[u32]>,
+        m: RowMask<'_>,
     ) -> Option<Self::Sum>;
-    /// Filter into `out` (exactly the words the rows need), `and`ing if
-    /// asked.
+    /// Filter into `out` (exactly the words the rows need) or count the
+    /// passing rows `m` counts, as `sink` (`arch::scalar::filter::{WRITE,
+    /// AND, COUNT}`) says; returns the count (0 unless counting).
     #[doc(hidden)]
     fn k_filter(
         t: Token,
@@ -39,44 +46,55 @@ pub trait Element: Num {
         pred: crate::filter::Predicate<Self>,
         v: &[Self],
         out: &mut [u64],
-        and: bool,
-    );
+        sink: u8,
+        m: RowMask<'_>,
+    ) -> usize;
     /// Min and/or max (`MODE`: 1 min, 2 max, 3 both) over the valid values;
     /// lanes not asked for, and an input without valid values, give
     /// (`GREATEST`, `LEAST`).
     #[doc(hidden)]
-    fn k_min_max(
-        t: Token,
-        k: Kernels,
-        mode: u8,
-        v: &[Self],
-        validity: Option<&[u64]>,
-    ) -> (Self, Self);
+    fn k_min_max(t: Token, k: Kernels, mode: u8, v: &[Self], m: RowMask<'_>) -> (Self, Self);
 }
 
 /// Overflow-reporting sums: `wide` types widen into a sum type they cannot
 /// overflow below 2^32 rows (so the SIMD sum is exact); `exact` types add in
 /// `i128` (scalar); floats return their sum.
 macro_rules! checked {
-    (wide, $t:ident, $k:ident, $v:ident, $val:ident) => {
-        if ($v.len() as u64) < (1u64 << 32) {
-            Some(Self::k_sum($t, $k, $v, $val))
-        } else {
-            checked!(exact, $t, $k, $v, $val)
+    (wide, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {
+        match $rows {
+            None if ($v.len() as u64) < (1u64 << 32) => Some(Self::k_sum($t, $k, $v, $m)),
+            Some(r) if (r.len() as u64) < (1u64 << 32) => {
+                Some(crate::arch::scalar::agg::sum_rows($v, r, $m))
+            }
+            _ => checked!(exact, $t, $k, $v, $rows, $m),
         }
     };
-    (exact, $t:ident, $k:ident, $v:ident, $val:ident) => {{
+    (exact, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {{
         let _ = ($t, $k);
         let mut s: i128 = 0;
-        for (i, &x) in $v.iter().enumerate() {
-            if crate::arch::scalar::agg::is_valid($val, i) {
-                s += x as i128;
+        match $rows {
+            None => {
+                for (i, &x) in $v.iter().enumerate() {
+                    if $m.get(i) {
+                        s += x as i128;
+                    }
+                }
+            }
+            Some(r) => {
+                for &i in r {
+                    if $m.get(i as usize) {
+                        s += $v[i as usize] as i128;
+                    }
+                }
             }
         }
         Self::Sum::try_from(s).ok()
     }};
-    (float, $t:ident, $k:ident, $v:ident, $val:ident) => {
-        Some(Self::k_sum($t, $k, $v, $val))
+    (float, $t:ident, $k:ident, $v:ident, $rows:ident, $m:ident) => {
+        Some(match $rows {
+            None => Self::k_sum($t, $k, $v, $m),
+            Some(r) => crate::arch::scalar::agg::sum_rows($v, r, $m),
+        })
     };
 }
 
@@ -87,17 +105,18 @@ macro_rules! element {
                 t: Token,
                 k: Kernels,
                 v: &[$t],
-                val: Option<&[u64]>,
+                rows: Option<&[u32]>,
+                m: RowMask<'_>,
             ) -> Option<Self::Sum> {
-                checked!($checked, t, k, v, val)
+                checked!($checked, t, k, v, rows, m)
             }
-            fn k_sum(_: Token, k: Kernels, v: &[$t], val: Option<&[u64]>) -> Self::Sum {
+            fn k_sum(_: Token, k: Kernels, v: &[$t], m: RowMask<'_>) -> Self::Sum {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
-                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, val))
+                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
             }
             fn k_filter(
                 _: Token,
@@ -105,8 +124,9 @@ macro_rules! element {
                 pred: crate::filter::Predicate<$t>,
                 v: &[$t],
                 out: &mut [u64],
-                and: bool,
-            ) {
+                sink: u8,
+                m: RowMask<'_>,
+            ) -> usize {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::filter as ne;
                 use crate::arch::scalar::filter as sc;
@@ -114,55 +134,51 @@ macro_rules! element {
                 use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
                 let (op, c1, c2) = pred.code();
                 macro_rules! arm {
-                    ($o:ident, $a:literal) => {
+                    ($o:ident, $s:ident) => {
                         dispatch!(
                             k.level(),
-                            sc::filter_code::<{ sc::$o }, $a, $t>,
-                            a2::$filter::<{ sc::$o }, $a>,
-                            a5::$filter::<{ sc::$o }, $a>,
-                            ne::$filter::<{ sc::$o }, $a>,
-                            (v, c1, c2, out)
+                            sc::filter_code::<{ sc::$o }, { sc::$s }, $t>,
+                            a2::$filter::<{ sc::$o }, { sc::$s }>,
+                            a5::$filter::<{ sc::$o }, { sc::$s }>,
+                            ne::$filter::<{ sc::$o }, { sc::$s }>,
+                            (v, c1, c2, out, m)
                         )
                     };
                 }
-                match (op, and) {
-                    (sc::EQ, false) => arm!(EQ, false),
-                    (sc::NE, false) => arm!(NE, false),
-                    (sc::LT, false) => arm!(LT, false),
-                    (sc::LE, false) => arm!(LE, false),
-                    (sc::GT, false) => arm!(GT, false),
-                    (sc::GE, false) => arm!(GE, false),
-                    (_, false) => arm!(BETWEEN, false),
-                    (sc::EQ, true) => arm!(EQ, true),
-                    (sc::NE, true) => arm!(NE, true),
-                    (sc::LT, true) => arm!(LT, true),
-                    (sc::LE, true) => arm!(LE, true),
-                    (sc::GT, true) => arm!(GT, true),
-                    (sc::GE, true) => arm!(GE, true),
-                    (_, true) => arm!(BETWEEN, true),
+                macro_rules! ops {
+                    ($s:ident) => {
+                        match op {
+                            sc::EQ => arm!(EQ, $s),
+                            sc::NE => arm!(NE, $s),
+                            sc::LT => arm!(LT, $s),
+                            sc::LE => arm!(LE, $s),
+                            sc::GT => arm!(GT, $s),
+                            sc::GE => arm!(GE, $s),
+                            _ => arm!(BETWEEN, $s),
+                        }
+                    };
+                }
+                match sink {
+                    sc::WRITE => ops!(WRITE),
+                    sc::AND => ops!(AND),
+                    _ => ops!(COUNT),
                 }
             }
-            fn k_min_max(
-                _: Token,
-                k: Kernels,
-                mode: u8,
-                v: &[$t],
-                val: Option<&[u64]>,
-            ) -> ($t, $t) {
+            fn k_min_max(_: Token, k: Kernels, mode: u8, v: &[$t], m: RowMask<'_>) -> ($t, $t) {
                 #[cfg(target_arch = "aarch64")]
                 use crate::arch::aarch64::neon::agg as ne;
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
                 macro_rules! arm {
-                    ($m:literal) => {
+                    ($mode:literal) => {
                         dispatch!(
                             k.level(),
-                            sc::min_max::<$m, $t>,
-                            a2::$mm::<$m>,
-                            a5::$mm::<$m>,
-                            ne::$mm::<$m>,
-                            (v, val)
+                            sc::min_max::<$mode, $t>,
+                            a2::$mm::<$mode>,
+                            a5::$mm::<$mode>,
+                            ne::$mm::<$mode>,
+                            (v, m)
                         )
                     };
                 }
@@ -182,3 +198,7 @@ element!(i32, sum_i32, min_max_i32, wide, filter_i32);
 element!(u32, sum_u32, min_max_u32, wide, filter_u32);
 element!(f64, sum_f64, min_max_f64, float, filter_f64);
 element!(f32, sum_f32, min_max_f32, float, filter_f32);
+element!(i16, sum_i16, min_max_i16, wide, filter_i16);
+element!(u16, sum_u16, min_max_u16, wide, filter_u16);
+element!(i8, sum_i8, min_max_i8, wide, filter_i8);
+element!(u8, sum_u8, min_max_u8, wide, filter_u8);

@@ -11,7 +11,21 @@ const CHILD: &str = "KEEL_KERNELS_TEST_CHILD";
 /// Runs the `child` test of this binary with `KEEL_KERNELS=value` and
 /// returns its stderr, asserting that it passed.
 fn run_child(case: &str, value: &str) -> String {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let exe = std::env::current_exe().unwrap();
+    // Under a cargo runner (qemu-user for a cross target, as ci/aarch64.sh
+    // sets one), the child runs through the same runner.
+    let runner = std::env::vars()
+        .find(|(k, _)| k.starts_with("CARGO_TARGET_") && k.ends_with("_RUNNER"))
+        .map(|(_, v)| v.split_whitespace().map(String::from).collect::<Vec<_>>());
+    let mut cmd = match runner.as_deref() {
+        Some([prog, args @ ..]) => {
+            let mut c = Command::new(prog);
+            c.args(args).arg(&exe);
+            c
+        }
+        _ => Command::new(&exe),
+    };
+    let out = cmd
         .args(["--exact", "child", "--nocapture", "--test-threads=1"])
         .env("KEEL_KERNELS", value)
         .env(CHILD, case)

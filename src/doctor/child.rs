@@ -278,7 +278,7 @@ fn work(
             let (col, placed) = column(rows, place, &nodes);
             let (v, f) = repeat(budget, bytes as f64 / 1e9, || {
                 pool.for_each_morsel(col.len(), 1 << 16, |r| {
-                    let s = agg::sum(&col[r], None).unwrap_or_default();
+                    let s = agg::sum(&col[r]);
                     sink.fetch_add(s, Ordering::Relaxed);
                 });
             });

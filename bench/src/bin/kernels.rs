@@ -398,7 +398,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.sum(black_box(v), None).unwrap());
+                    black_box(k.sum_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::sum(black_box(v)));
@@ -418,7 +418,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb + words * 8,
                 &mut || {
-                    black_box(k.sum(black_box(v), Some(b)).unwrap());
+                    black_box(k.sum_masked(black_box(v), Some(b)).unwrap());
                 },
                 &mut || {
                     black_box(plain::sum_valid(black_box(v), b));
@@ -438,7 +438,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.min(black_box(v), None).unwrap());
+                    black_box(k.min_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::min(black_box(v)));
@@ -458,7 +458,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.max(black_box(v), None).unwrap());
+                    black_box(k.max_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::max(black_box(v)));
@@ -479,7 +479,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.min_max(black_box(v), None).unwrap());
+                    black_box(k.min_max_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::min_max(black_box(v)));
@@ -501,7 +501,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 words * 8,
                 &mut || {
-                    black_box(k.count(black_box(v), Some(b)).unwrap());
+                    black_box(k.count_masked(black_box(v), Some(b)).unwrap());
                 },
                 &mut || {
                     black_box(plain::count(black_box(b)));

@@ -29,11 +29,11 @@ fn read_all(rt: &keel_rt::Runtime, l: &lineitem::Lineitem) -> (i64, i64, u64) {
             plan::MORSEL,
             |_| (0i64, 0i64, 0u64),
             |acc, r, _| {
-                acc.0 = acc.0.wrapping_add(sum(&l.quantity[r.clone()], None)?);
-                acc.1 = acc.1.wrapping_add(sum(&l.extendedprice[r.clone()], None)?);
-                let d = sum(&l.discount[r.clone()], None)?;
-                let t = sum(&l.tax[r.clone()], None)?;
-                let s = sum(&l.shipdate[r.clone()], None)?;
+                acc.0 = acc.0.wrapping_add(sum(&l.quantity[r.clone()]));
+                acc.1 = acc.1.wrapping_add(sum(&l.extendedprice[r.clone()]));
+                let d = sum(&l.discount[r.clone()]);
+                let t = sum(&l.tax[r.clone()]);
+                let s = sum(&l.shipdate[r.clone()]);
                 // The u8 flags, eight to a u64 word.
                 let flags = l.returnflag[r.clone()].iter().chain(&l.linestatus[r]);
                 let f: u64 = flags.map(|&b| u64::from(b)).sum();

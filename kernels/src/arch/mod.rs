@@ -22,6 +22,7 @@
 //!   `x86_64-unknown-none` have no SSE, cannot compile vector code, and run
 //!   the scalar level. `dispatch!` applies that cfg to its arms.
 
+pub(crate) mod mask;
 pub(crate) mod num;
 pub(crate) mod scalar;
 

@@ -13,10 +13,14 @@ mod sealed {
     impl Sealed for u32 {}
     impl Sealed for f64 {}
     impl Sealed for f32 {}
+    impl Sealed for i8 {}
+    impl Sealed for u8 {}
+    impl Sealed for i16 {}
+    impl Sealed for u16 {}
 }
 
-/// The type facts of a column element (`i64`, `u64`, `i32`, `u32`, `f64`,
-/// `f32`): what its sum is, how a sum is laid out in lanes, and its min/max
+/// The type facts of a column element (`i64`, `u64`, `i32`, `u32`, `i16`,
+/// `u16`, `i8`, `u8`, `f64`, `f32`): what its sum is, how a sum is laid out in lanes, and its min/max
 /// order. Sealed: implemented here for the primitive types only.
 pub trait Num:
     sealed::Sealed + Copy + PartialOrd + Debug + Default + Send + Sync + 'static
@@ -30,6 +34,8 @@ pub trait Num:
     /// floats (the exact additive identity, so a sum of `-0.0`s stays
     /// `-0.0`).
     const SUM_ZERO: Self::Sum;
+    /// The sum of no rows: `0`, or `+0.0` for floats.
+    const EMPTY_SUM: Self::Sum;
     /// Independent accumulator lanes of the documented float summation
     /// order (see [`crate::agg::sum`]); 1 for integers, where order cannot
     /// matter.
@@ -60,6 +66,7 @@ macro_rules! int_num {
             type Sum = $sum;
             const NAME: &'static str = stringify!($t);
             const SUM_ZERO: $sum = 0;
+            const EMPTY_SUM: $sum = 0;
             const SUM_LANES: usize = 1;
             const LEAST: $t = <$t>::MIN;
             const GREATEST: $t = <$t>::MAX;
@@ -87,7 +94,16 @@ macro_rules! int_num {
     )*};
 }
 
-int_num!(i64 => i64, u64 => u64, i32 => i64, u32 => u64);
+int_num!(
+    i64 => i64,
+    u64 => u64,
+    i32 => i64,
+    u32 => u64,
+    i16 => i64,
+    u16 => u64,
+    i8 => i64,
+    u8 => u64,
+);
 
 macro_rules! float_num {
     ($($t:ty => $lanes:expr),* $(,)?) => {$(
@@ -95,6 +111,7 @@ macro_rules! float_num {
             type Sum = $t;
             const NAME: &'static str = stringify!($t);
             const SUM_ZERO: $t = -0.0;
+            const EMPTY_SUM: $t = 0.0;
             const SUM_LANES: usize = $lanes;
             const LEAST: $t = <$t>::from_bits(!0);
             const GREATEST: $t = <$t>::from_bits(!0 >> 1);

@@ -2,14 +2,12 @@
 //! columns in fixed stack arrays of raw views.
 
 use super::raw::{Dst, Src};
-use super::{Column, ColumnMut, GatherError};
+use super::{Column, ColumnMut};
+use crate::Error;
 
-pub(crate) fn frame_types(
-    columns: &[Column<'_>],
-    outs: &[ColumnMut<'_>],
-) -> Result<(), GatherError> {
+pub(crate) fn frame_types(columns: &[Column<'_>], outs: &[ColumnMut<'_>]) -> Result<(), Error> {
     if columns.len() != outs.len() {
-        return Err(GatherError::ColumnCount {
+        return Err(Error::ColumnCount {
             columns: columns.len(),
             outs: outs.len(),
         });
@@ -19,7 +17,7 @@ pub(crate) fn frame_types(
         .zip(outs.iter())
         .position(|(c, o)| c.kind() != o.kind())
     {
-        Some(column) => Err(GatherError::ColumnType { column }),
+        Some(column) => Err(Error::ColumnType { column }),
         None => Ok(()),
     }
 }
@@ -35,12 +33,12 @@ pub(crate) fn with_frame(
     columns: &[Column<'_>],
     n: usize,
     outs: &mut [ColumnMut<'_>],
-    mut f: impl FnMut(&[Src<'_>], &mut [Dst<'_>]) -> Result<(), GatherError>,
-) -> Result<(), GatherError> {
+    mut f: impl FnMut(&[Src<'_>], &mut [Dst<'_>]) -> Result<(), Error>,
+) -> Result<(), Error> {
     if let Some(first) = columns.first() {
         let expected = first.len();
         if let Some(column) = columns.iter().position(|c| c.len() != expected) {
-            return Err(GatherError::FrameLength {
+            return Err(Error::ColumnLength {
                 column,
                 len: columns[column].len(),
                 expected,
@@ -50,10 +48,10 @@ pub(crate) fn with_frame(
     // Every output too, not only those of the pass `f` checks: a later
     // pass's short output must not leave the earlier passes written.
     if let Some(column) = outs.iter().position(|o| o.len() != n) {
-        return Err(GatherError::OutputLength {
+        return Err(Error::OutputLength {
             column,
-            indices: n,
-            out: outs[column].len(),
+            expected: n,
+            actual: outs[column].len(),
         });
     }
     for (ci, (cs, os)) in columns
@@ -70,14 +68,14 @@ pub(crate) fn with_frame(
             dsts[k] = o.dst();
         }
         f(&srcs[..cs.len()], &mut dsts[..cs.len()]).map_err(|e| match e {
-            GatherError::OutputLength {
+            Error::OutputLength {
                 column,
-                indices,
-                out,
-            } => GatherError::OutputLength {
+                expected,
+                actual,
+            } => Error::OutputLength {
                 column: column + ci * FRAME_CHUNK,
-                indices,
-                out,
+                expected,
+                actual,
             },
             e => e,
         })?;

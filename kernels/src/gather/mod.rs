@@ -6,7 +6,7 @@
 //! costs one extra pass over a few KiB, not over the whole index vector; the
 //! next block's indices are prefetched before a block is copied, so that
 //! pass does not wait on memory. On an out-of-range index it returns
-//! [`GatherError::OutOfRange`] naming the position, the index and the
+//! [`Error::OutOfRange`] naming the position, the index and the
 //! column length; rows before the offending block have then been written,
 //! the rest of `out` is untouched. A frame checks all its indices before
 //! writing anything, then gathers its columns one after another (see
@@ -18,16 +18,16 @@
 //! `bench/results/2026-11-30-kernels-gather-zen3-xeon.md`.
 //!
 //! ```
-//! use keel_kernels::gather::{gather, GatherError};
+//! use keel_kernels::{gather::gather, Error};
 //! let col = [10i64, 11, 12, 13];
 //! let mut out = [0i64; 3];
 //! gather(&col, &[3u32, 0, 3], &mut out)?;
 //! assert_eq!(out, [13, 10, 13]);
 //! assert_eq!(
 //!     gather(&col, &[1u32, 4, 0], &mut out),
-//!     Err(GatherError::OutOfRange { position: 1, index: 4, len: 4 })
+//!     Err(Error::OutOfRange { what: "gather index", position: 1, index: 4, len: 4 })
 //! );
-//! # Ok::<(), GatherError>(())
+//! # Ok::<(), Error>(())
 //! ```
 
 mod column;
@@ -37,8 +37,7 @@ mod raw;
 pub use column::{Column, ColumnMut};
 pub use raw::{Index, Value};
 
-use crate::Kernels;
-use core::fmt;
+use crate::{Error, Kernels};
 use frame::{frame_types, with_frame};
 use raw::{run_checked, run_unchecked};
 
@@ -70,91 +69,6 @@ pub(crate) const PREFETCH_MIN_BYTES: usize = 1 << 20;
 /// prefetch, which measured as fast or faster once rows miss L2.
 pub(crate) const HW_GATHER_MAX_BYTES: usize = 256 << 10;
 
-/// Why a gather did not run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GatherError {
-    /// `idx[position] == index` is not below the column length `len`.
-    OutOfRange {
-        /// Position of the offending index in the index slice.
-        position: usize,
-        /// The offending index.
-        index: u64,
-        /// The column (or frame) length it had to be below.
-        len: usize,
-    },
-    /// An output slice's length differs from the number of indices.
-    OutputLength {
-        /// The output column (0 for a single-column gather).
-        column: usize,
-        /// Number of indices.
-        indices: usize,
-        /// Length of that output slice.
-        out: usize,
-    },
-    /// A frame's input columns do not all have the same length.
-    FrameLength {
-        /// The first column whose length differs from column 0's.
-        column: usize,
-        /// Its length.
-        len: usize,
-        /// Column 0's length.
-        expected: usize,
-    },
-    /// A frame has a different number of input and output columns.
-    ColumnCount {
-        /// Input columns.
-        columns: usize,
-        /// Output columns.
-        outs: usize,
-    },
-    /// A frame's output column has a different element type from its input.
-    ColumnType {
-        /// The column whose types differ.
-        column: usize,
-    },
-}
-
-impl fmt::Display for GatherError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match *self {
-            GatherError::OutOfRange {
-                position,
-                index,
-                len,
-            } => write!(
-                f,
-                "gather index {index} at position {position} is out of range for length {len}"
-            ),
-            GatherError::OutputLength {
-                column,
-                indices,
-                out,
-            } => write!(
-                f,
-                "gather output column {column} has length {out}, expected {indices} (one per index)"
-            ),
-            GatherError::FrameLength {
-                column,
-                len,
-                expected,
-            } => write!(
-                f,
-                "frame column {column} has length {len}, column 0 has {expected}"
-            ),
-            GatherError::ColumnCount { columns, outs } => write!(
-                f,
-                "frame has {columns} input columns but {outs} output columns"
-            ),
-            GatherError::ColumnType { column } => write!(
-                f,
-                "frame column {column}: output element type differs from the input's"
-            ),
-        }
-    }
-}
-
-impl core::error::Error for GatherError {}
-
 /// ```
 /// use keel_kernels::gather::gather;
 /// let prices = [1.5f64, 2.5, 3.5];
@@ -165,16 +79,16 @@ impl core::error::Error for GatherError {}
 /// Gathers `out[i] = src[idx[i]]` at the current level ([`crate::cpu::level`]).
 ///
 /// `out.len()` must equal `idx.len()`. Any index not below `src.len()`
-/// returns [`GatherError::OutOfRange`] (see the module docs for what was
+/// returns [`Error::OutOfRange`] (see the module docs for what was
 /// written by then).
 ///
-pub fn gather<T: Value, I: Index>(src: &[T], idx: &[I], out: &mut [T]) -> Result<(), GatherError> {
+pub fn gather<T: Value, I: Index>(src: &[T], idx: &[I], out: &mut [T]) -> Result<(), Error> {
     Kernels::current().gather(src, idx, out)
 }
 
 /// [`gather`] without the index check.
 ///
-/// Still returns [`GatherError::OutputLength`] when `out.len() != idx.len()`;
+/// Still returns [`Error::OutputLength`] when `out.len() != idx.len()`;
 /// that check is O(1).
 ///
 /// ```
@@ -193,7 +107,7 @@ pub unsafe fn gather_unchecked<T: Value, I: Index>(
     src: &[T],
     idx: &[I],
     out: &mut [T],
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     // SAFETY: the caller guarantees every index is in range.
     unsafe { Kernels::current().gather_unchecked(src, idx, out) }
 }
@@ -222,7 +136,7 @@ pub fn gather_frame<I: Index>(
     columns: &[Column<'_>],
     idx: &[I],
     outs: &mut [ColumnMut<'_>],
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     Kernels::current().gather_frame(columns, idx, outs)
 }
 
@@ -235,7 +149,7 @@ pub unsafe fn gather_frame_unchecked<I: Index>(
     columns: &[Column<'_>],
     idx: &[I],
     outs: &mut [ColumnMut<'_>],
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     // SAFETY: forwarded contract.
     unsafe { Kernels::current().gather_frame_unchecked(columns, idx, outs) }
 }
@@ -247,7 +161,7 @@ impl Kernels {
         src: &[T],
         idx: &[I],
         out: &mut [T],
-    ) -> Result<(), GatherError> {
+    ) -> Result<(), Error> {
         run_checked(
             self.level(),
             &[T::src(src)],
@@ -267,7 +181,7 @@ impl Kernels {
         src: &[T],
         idx: &[I],
         out: &mut [T],
-    ) -> Result<(), GatherError> {
+    ) -> Result<(), Error> {
         // SAFETY: the caller guarantees every index is in range.
         unsafe {
             run_unchecked(
@@ -286,7 +200,7 @@ impl Kernels {
         columns: &[Column<'_>],
         idx: &[I],
         outs: &mut [ColumnMut<'_>],
-    ) -> Result<(), GatherError> {
+    ) -> Result<(), Error> {
         frame_types(columns, outs)?;
         with_frame(columns, idx.len(), outs, |srcs, dsts| {
             run_checked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK)
@@ -303,7 +217,7 @@ impl Kernels {
         columns: &[Column<'_>],
         idx: &[I],
         outs: &mut [ColumnMut<'_>],
-    ) -> Result<(), GatherError> {
+    ) -> Result<(), Error> {
         frame_types(columns, outs)?;
         with_frame(columns, idx.len(), outs, |srcs, dsts| {
             // SAFETY: forwarded contract; `run_unchecked` checks the shapes.

@@ -3,9 +3,8 @@
 //! `arch::scalar::gather`, and the engine that checks indices a step at a
 //! time and hands each step to a leaf.
 
-use super::{
-    Column, ColumnMut, DENSE_ROWS_PER_INDEX, GatherError, HW_GATHER_MAX_BYTES, PREFETCH_MIN_BYTES,
-};
+use super::{Column, ColumnMut, DENSE_ROWS_PER_INDEX, HW_GATHER_MAX_BYTES, PREFETCH_MIN_BYTES};
+use crate::Error;
 use crate::arch::dispatch;
 use crate::arch::scalar::gather as sc;
 pub(crate) use crate::arch::scalar::gather::{Dst, Idx, Src};
@@ -91,12 +90,12 @@ value! {
     u8 => W1, u8, U8;
 }
 
-pub(crate) fn check_outputs(n: usize, dsts: &[Dst<'_>]) -> Result<(), GatherError> {
+pub(crate) fn check_outputs(n: usize, dsts: &[Dst<'_>]) -> Result<(), Error> {
     match dsts.iter().position(|d| d.len() != n) {
-        Some(column) => Err(GatherError::OutputLength {
+        Some(column) => Err(Error::OutputLength {
             column,
-            indices: n,
-            out: dsts[column].len(),
+            expected: n,
+            actual: dsts[column].len(),
         }),
         None => Ok(()),
     }
@@ -112,7 +111,7 @@ pub(crate) fn run_checked(
     idx: Idx<'_>,
     dsts: &mut [Dst<'_>],
     step: usize,
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     let n = idx.len();
     check_outputs(n, dsts)?;
     let Some(first) = srcs.first() else {
@@ -126,7 +125,8 @@ pub(crate) fn run_checked(
             let (position, index) = idx
                 .first_out_of_range(start, end, len)
                 .unwrap_or((start, 0));
-            return Err(GatherError::OutOfRange {
+            return Err(Error::OutOfRange {
+                what: "gather index",
                 position,
                 index,
                 len,
@@ -162,7 +162,7 @@ pub(crate) unsafe fn run_unchecked(
     idx: Idx<'_>,
     dsts: &mut [Dst<'_>],
     step: usize,
-) -> Result<(), GatherError> {
+) -> Result<(), Error> {
     let n = idx.len();
     check_outputs(n, dsts)?;
     let mut start = 0;
