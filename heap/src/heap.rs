@@ -12,9 +12,18 @@
 //! `ABANDONED` to `OWNED` therefore sees the heap's local state as the
 //! previous owner left it. Foreign frees keep landing on the foreign list
 //! whatever the state; the adopter drains them on its first slow path.
+//!
+//! A thread that frees a block of an abandoned heap borrows the heap for
+//! that free (`ABANDONED` to `BORROWED` with an acquire CAS, back to
+//! `ABANDONED` with a release store), so the block is freed in place and
+//! the heap's in-use figure and decay stay right with no owner; if the CAS
+//! fails the block goes to the foreign list as any other. A new thread
+//! looking for a heap waits out a borrow (a few hundred nanoseconds) rather
+//! than map a new heap.
 
-use crate::buddy::{Buddy, F_ZERO};
+use crate::buddy::{Buddy, F_ZERO, Since};
 use crate::foreign::ForeignList;
+use crate::gc::{self, NEVER};
 use crate::region::{
     BadPointer, CHUNK_REGION, Loc, Region, SLAB_ORDER, SlabMeta, chunk_map_fits, locate,
     mark_chunks,
@@ -29,6 +38,7 @@ use core::ptr;
 
 pub(crate) const OWNED: u8 = 1;
 pub(crate) const ABANDONED: u8 = 2;
+pub(crate) const BORROWED: u8 = 3;
 
 /// The ownership word of a heap (see the module docs for the protocol).
 pub(crate) struct Ownership {
@@ -57,29 +67,59 @@ impl Ownership {
                 .is_ok()
     }
 
+    /// Whether the heap has no owner (abandoned, or borrowed for a moment).
     pub(crate) fn is_abandoned(&self) -> bool {
+        self.state.load(Ordering::Relaxed) != OWNED
+    }
+
+    /// Whether a borrow is under way (it ends shortly).
+    pub(crate) fn is_borrowed(&self) -> bool {
+        self.state.load(Ordering::Relaxed) == BORROWED
+    }
+
+    /// Borrows an abandoned heap for a short operation; everything the
+    /// previous owner or borrower did is visible.
+    pub(crate) fn try_borrow(&self) -> bool {
         self.state.load(Ordering::Relaxed) == ABANDONED
+            && self
+                .state
+                .compare_exchange(ABANDONED, BORROWED, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Ends a borrow: the heap is abandoned again, with the borrower's
+    /// writes visible to the next adopter or borrower.
+    pub(crate) fn end_borrow(&self) {
+        self.state.store(ABANDONED, Ordering::Release);
     }
 }
 
 /// The owner-only part of a heap.
 pub(crate) struct Local {
     pub(crate) bins: [*mut SlabMeta; CLASSES],
+    /// Empty slabs taken off their bins: resident 64 KiB blocks any class
+    /// reuses before new memory is touched (the decay releases them by age).
+    pub(crate) parked: *mut SlabMeta,
     pub(crate) buddy: Buddy,
     pub(crate) regions: *mut Region,
     pub(crate) epoch: u32,
     pub(crate) counters: LocalCounters,
-    pub(crate) last_active_ms: u64,
-    /// `counters.allocated` and the time when idle decay last looked: if
-    /// the count moved, the heap allocated since (fast paths included).
-    pub(crate) allocated_seen: u64,
-    pub(crate) looked_ms: u64,
+    /// The coarse clock at this heap's last slow-path check: the stamp of
+    /// what it frees until the next one.
+    pub(crate) now_ms: u64,
     pub(crate) last_gc_ms: u64,
-    /// Something was freed or mapped since the last full release.
-    pub(crate) dirty: bool,
-    /// Allocations counted by [`HeapCore::tick`] (wraps).
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    /// When the next decay pass is due ([`NEVER`] when nothing free is
+    /// waiting to age), and when the last one ran.
+    pub(crate) decay_due: u64,
+    pub(crate) decay_last: u64,
+    /// The options generation the deadline was computed under.
+    pub(crate) opt_gen: u32,
+    /// Allocations counted by [`HeapCore::tick`] (wraps); a check is due
+    /// when the bits of `tick_mask` are clear.
     pub(crate) ticks: u32,
+    pub(crate) tick_mask: u32,
+    /// The clock at the last check a count made due.
+    pub(crate) tick_ms: u64,
 }
 
 /// One heap.
@@ -109,14 +149,27 @@ pub(crate) fn for_each_heap(mut f: impl FnMut(&HeapCore, bool)) {
 
 /// Adopts an abandoned heap or creates one. Null when out of memory.
 pub(crate) fn acquire() -> *const HeapCore {
-    let mut found: *const HeapCore = ptr::null();
-    for_each_heap(|h, abandoned| {
-        if found.is_null() && abandoned && h.ownership.try_adopt() {
-            found = h;
+    // A heap borrowed for a free is abandoned again within a few hundred
+    // nanoseconds: wait a little for one rather than map a new heap.
+    for _ in 0..64 {
+        let mut found: *const HeapCore = ptr::null();
+        let mut borrowed = false;
+        for_each_heap(|h, abandoned| {
+            if found.is_null() && abandoned {
+                if h.ownership.try_adopt() {
+                    found = h;
+                } else {
+                    borrowed |= h.ownership.is_borrowed();
+                }
+            }
+        });
+        if !found.is_null() {
+            return found;
         }
-    });
-    if !found.is_null() {
-        return found;
+        if !borrowed {
+            break;
+        }
+        crate::sync::spin_wait();
     }
     let len = core::mem::size_of::<HeapCore>().next_multiple_of(PAGE);
     let p: *mut HeapCore = os::map(len, PAGE).cast();
@@ -124,6 +177,7 @@ pub(crate) fn acquire() -> *const HeapCore {
         return p;
     }
     global().mapped.fetch_add(len as u64, POrd::Relaxed);
+    let now = os::now_ms();
     // SAFETY: a fresh page-aligned mapping large enough for a HeapCore.
     unsafe {
         p.write(HeapCore {
@@ -133,16 +187,20 @@ pub(crate) fn acquire() -> *const HeapCore {
             counters: HeapCounters::default(),
             local: UnsafeCell::new(Local {
                 bins: [ptr::null_mut(); CLASSES],
+                parked: ptr::null_mut(),
                 buddy: Buddy::new(),
                 regions: ptr::null_mut(),
                 epoch: 0,
                 counters: LocalCounters::default(),
-                last_active_ms: os::now_ms(),
-                allocated_seen: 0,
-                looked_ms: os::now_ms(),
-                last_gc_ms: os::now_ms(),
-                dirty: false,
+                now_ms: now,
+                last_gc_ms: now,
+                decay_due: NEVER,
+                decay_last: 0,
+                opt_gen: crate::options_generation(),
                 ticks: 0,
+                // Small at first: the check adapts it to the allocation rate.
+                tick_mask: 15,
+                tick_ms: now,
             }),
         });
         let mut head = HEAPS.load(POrd::Relaxed);
@@ -176,29 +234,17 @@ impl HeapCore {
         unsafe { &mut *self.local.get() }
     }
 
-    /// Counts one call; true on every call whose count has the bits of
-    /// `mask` clear (one in `mask + 1` for a mask of low bits).
+    /// Counts one allocation; true when the slow-path check is due (one
+    /// allocation in `tick_mask + 1`, a period [`gc::on_slow_path`] adapts).
     ///
     /// # Safety
     /// The caller owns the heap.
     #[inline(always)]
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) unsafe fn tick(&self, mask: u32) -> bool {
+    pub(crate) unsafe fn tick(&self) -> bool {
         // SAFETY: owner-only field.
         let l = unsafe { self.local() };
         l.ticks = l.ticks.wrapping_add(1);
-        l.ticks & mask == 0
-    }
-
-    /// Whether the last [`tick`](Self::tick) was a due one (no count).
-    ///
-    /// # Safety
-    /// The caller owns the heap.
-    #[inline]
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) unsafe fn tick_due(&self, mask: u32) -> bool {
-        // SAFETY: owner-only field.
-        unsafe { self.local().ticks & mask == 0 }
+        l.ticks & l.tick_mask == 0
     }
 
     pub(crate) fn counters(&self) -> &HeapCounters {
@@ -220,23 +266,25 @@ impl HeapCore {
         }
     }
 
-    /// The small fast path, inlined into every caller; refills go to the
-    /// out-of-line slow path.
+    /// The small fast path, inlined into every caller; refills and the due
+    /// slow-path check go to the out-of-line slow path.
     #[inline(always)]
     unsafe fn alloc_small(&self, c: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
-        let s = unsafe { self.local().bins[c] };
-        if s.is_null() {
-            // SAFETY: forwarded ownership.
-            return unsafe { self.alloc_small_slow(c, zero) };
+        unsafe {
+            let s = self.local().bins[c];
+            if self.tick() || s.is_null() {
+                return self.alloc_small_slow(c, zero);
+            }
+            // SAFETY: `s` is the first slab of class `c`'s bin.
+            self.take_from(c, s, zero)
         }
-        // SAFETY: `s` is the first slab of class `c`'s bin.
-        unsafe { self.take_from(c, s, zero) }
     }
 
-    /// An object of class `c` when the class's first slab has one, else
-    /// null with nothing changed: no call at all, so a caller that keeps
-    /// its own slow path out of line gets a leaf function.
+    /// An object of class `c` when the class's first slab has one and no
+    /// check is due, else null with only the count taken: no call at all,
+    /// so a caller that keeps its own slow path out of line gets a leaf
+    /// function. On null the caller goes on with [`alloc_counted`](Self::alloc_counted).
     ///
     /// # Safety
     /// The caller owns the heap.
@@ -244,13 +292,43 @@ impl HeapCore {
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn try_alloc_small(&self, c: usize) -> *mut u8 {
         // SAFETY: owner-only state.
-        let s = unsafe { self.local().bins[c] };
-        if s.is_null() {
-            return ptr::null_mut();
+        unsafe {
+            let s = self.local().bins[c];
+            if self.tick() || s.is_null() {
+                return ptr::null_mut();
+            }
+            // SAFETY: `s` is the first slab of class `c`'s bin; no zeroing,
+            // so no memset call.
+            self.take_from(c, s, false)
         }
-        // SAFETY: `s` is the first slab of class `c`'s bin; no zeroing, so
-        // no memset call.
-        unsafe { self.take_from(c, s, false) }
+    }
+
+    /// An allocation whose count [`try_alloc_small`](Self::try_alloc_small)
+    /// already took (it returned null): runs the check if that count made
+    /// it due, then allocates on any path.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn alloc_counted(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            if l.ticks & l.tick_mask == 0 {
+                gc::on_slow_path(self, true);
+            }
+            match class_for(size, align) {
+                Some(c) => {
+                    let s = self.local().bins[c];
+                    if s.is_null() {
+                        self.refill(c, zero)
+                    } else {
+                        self.take_from(c, s, zero)
+                    }
+                }
+                None => self.alloc_large(size, align, zero),
+            }
+        }
     }
 
     /// Takes an object from slab `s` of class `c` (on the bin, so it has
@@ -295,20 +373,48 @@ impl HeapCore {
     unsafe fn alloc_small_slow(&self, c: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
         unsafe {
+            let l = self.local();
+            gc::on_slow_path(self, l.ticks & l.tick_mask == 0);
+            let s = self.local().bins[c];
+            if !s.is_null() {
+                return self.take_from(c, s, zero);
+            }
+            self.refill(c, zero)
+        }
+    }
+
+    /// Finds class `c` a slab with room (the frees other threads made, else
+    /// a new slab) and allocates from it.
+    ///
+    /// # Safety
+    /// The caller owns the heap; class `c`'s bin is empty.
+    #[inline(never)]
+    unsafe fn refill(&self, c: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
             if !self.foreign.is_empty() {
                 self.drain_foreign();
-                if !self.local().bins[c].is_null() {
-                    return self.alloc_small(c, zero);
+                let s = self.local().bins[c];
+                if !s.is_null() {
+                    return self.take_from(c, s, zero);
                 }
             }
-            crate::gc::touch(self);
-            let Some((b, z)) = self.block(SLAB_ORDER) else {
-                return ptr::null_mut();
+            let l = self.local();
+            let m = if !l.parked.is_null() {
+                // An empty slab of any class: its pages are resident.
+                let m = l.parked;
+                slab::unpark(&mut l.parked, m);
+                let fresh = (*m).zero_tail && (*m).bump == 0;
+                slab::init(slab::base_of(m), c, fresh)
+            } else {
+                let Some((b, z)) = self.block(SLAB_ORDER) else {
+                    return ptr::null_mut();
+                };
+                slab::init(b, c, z)
             };
-            let m = slab::init(b, c, z);
             let l = self.local();
             slab::push_front(&mut l.bins[c], m);
-            let p = self.alloc_small(c, zero);
+            let p = self.take_from(c, m, zero);
             // That allocation needed a new slab, so it was no slab hit: take
             // back the hit alloc_small counted, after it counted it, so the
             // published figure never goes below zero.
@@ -326,6 +432,10 @@ impl HeapCore {
             let order = order_for(need);
             // SAFETY: owner-only state.
             unsafe {
+                // Medium blocks count toward the check as small ones do.
+                if self.tick() {
+                    gc::on_slow_path(self, true);
+                }
                 let Some((p, z)) = self.block(order) else {
                     return ptr::null_mut();
                 };
@@ -342,7 +452,7 @@ impl HeapCore {
             return ptr::null_mut();
         }
         // SAFETY: owner-only state.
-        unsafe { crate::gc::touch(self) };
+        unsafe { gc::on_slow_path(self, false) };
         let got = direct::alloc(size, align).or_else(|| {
             // Out of address space or memory: give back what we can and retry once.
             // SAFETY: owner-only.
@@ -368,22 +478,31 @@ impl HeapCore {
     ///
     /// # Safety
     /// The caller owns the heap.
+    ///
+    /// Resident memory first: a block whose pages are still in memory, then
+    /// (after draining foreign frees and coalescing the cache and the empty
+    /// slabs) again, then released pages, and only then a new region.
     unsafe fn block(&self, order: u8) -> Option<(*mut u8, bool)> {
         // SAFETY: owner-only state.
         unsafe {
-            if let Some(x) = self.local().buddy.alloc(order) {
+            if let Some(x) = self.local().buddy.alloc(order, false) {
                 return Some(x);
             }
-            // Drain foreign frees and coalesce before mapping new memory.
             self.drain_foreign();
-            let epoch = self.local().epoch;
-            self.local().buddy.flush_cache(epoch);
-            self.flush_empty_slabs();
-            if let Some(x) = self.local().buddy.alloc(order) {
+            let l = self.local();
+            if l.buddy.has_cached() || !l.parked.is_null() {
+                let epoch = l.epoch;
+                l.buddy.flush_cache(epoch);
+                self.flush_parked();
+                if let Some(x) = self.local().buddy.alloc(order, false) {
+                    return Some(x);
+                }
+            }
+            if let Some(x) = self.local().buddy.alloc(order, true) {
                 return Some(x);
             }
             self.add_region()?;
-            self.local().buddy.alloc(order)
+            self.local().buddy.alloc(order, true)
         }
     }
 
@@ -402,11 +521,13 @@ impl HeapCore {
             Region::init(r, self);
             mark_chunks(r.addr(), REGION, CHUNK_REGION, CHUNK_REGION);
             let l = self.local();
-            l.buddy.add_region(r, l.epoch);
+            let since = Since {
+                gc: l.epoch,
+                ms: l.now_ms as u32,
+            };
+            l.buddy.add_region(r, since);
             (*r).next = l.regions;
             l.regions = r;
-            l.dirty = true;
-            l.last_active_ms = os::now_ms();
             global().mapped.fetch_add(REGION as u64, POrd::Relaxed);
             self.counters.publish(&l.counters);
             crate::stats::sample_peak(l.counters.allocated.saturating_sub(l.counters.freed));
@@ -467,12 +588,57 @@ impl HeapCore {
                 // SAFETY: our own block.
                 return unsafe { self.free_local(p) };
             }
-            // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
-            unsafe { (*owner).foreign.push(p) };
-            return Ok(());
+            // SAFETY: another heap's live block.
+            return unsafe { Self::free_other(owner, p) };
         }
         // SAFETY: forwarded.
         unsafe { Self::free_direct(p) }
+    }
+
+    /// Frees `p`, a block of `owner`'s regions, from a thread that does not
+    /// own that heap: in place if the heap is abandoned and can be borrowed
+    /// (so no memory waits for an owner that will not come), else onto its
+    /// foreign list.
+    ///
+    /// # Safety
+    /// `p` is a live block of `owner` (or a pointer the detector reports).
+    #[inline(always)]
+    unsafe fn free_other(owner: *const HeapCore, p: *mut u8) -> Result<(), BadPointer> {
+        // SAFETY: heaps are never unmapped.
+        let o = unsafe { &*owner };
+        if o.ownership.is_abandoned() {
+            // SAFETY: forwarded.
+            return unsafe { Self::free_abandoned(o, p) };
+        }
+        // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
+        unsafe { o.foreign.push(p) };
+        Ok(())
+    }
+
+    /// [`free_other`](Self::free_other) for an abandoned owner: out of line.
+    ///
+    /// # Safety
+    /// As `free_other`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_abandoned(o: &HeapCore, p: *mut u8) -> Result<(), BadPointer> {
+        if o.ownership.try_borrow() {
+            // SAFETY: borrowed just now: we are the heap's only user until
+            // we give it back.
+            unsafe {
+                let r = o.free_local(p);
+                o.drain_foreign();
+                o.give_back();
+                return r;
+            }
+        }
+        // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
+        unsafe { o.foreign.push(p) };
+        // An owner-less heap's foreign list waits for the sweep.
+        if o.ownership.is_abandoned() {
+            gc::note_abandoned_foreign(os::now_ms());
+        }
+        Ok(())
     }
 
     /// Frees a direct map (or reports a pointer that is none of ours): out
@@ -512,9 +678,8 @@ impl HeapCore {
             if ptr::eq(owner, fallback) {
                 return None;
             }
-            // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
-            unsafe { (*owner).foreign.push(p) };
-            return Some(Ok(()));
+            // SAFETY: another heap's live block.
+            return Some(unsafe { Self::free_other(owner, p) });
         }
         // SAFETY: forwarded; not a region block.
         Some(unsafe { Self::free_direct(p) })
@@ -544,10 +709,33 @@ impl HeapCore {
                 if !(*m).in_bin {
                     slab::push_front(&mut l.bins[c], m);
                 }
+                if (*m).used == 0 {
+                    self.slab_emptied(m, c);
+                }
                 l.counters.freed += class_size(c) as u64;
                 return Ok(());
             }
             self.free_medium(p)
+        }
+    }
+
+    /// A slab of class `c` just became empty: stamped with the heap's clock
+    /// (no clock read here) and parked, unless it is its bin's only slab
+    /// (kept, so one object allocated and freed in turn does not move it).
+    ///
+    /// # Safety
+    /// Owner only; `m` is on class `c`'s bin with `used == 0`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn slab_emptied(&self, m: *mut SlabMeta, c: usize) {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
+            let l = self.local();
+            (*m).empty_ms = l.now_ms as u32;
+            if !(ptr::eq(l.bins[c], m) && (*m).next.is_null()) {
+                slab::park(&mut l.bins[c], &mut l.parked, m);
+            }
+            gc::note_free(l, l.now_ms);
         }
     }
 
@@ -562,9 +750,13 @@ impl HeapCore {
             match locate(p)? {
                 Loc::Medium { order, .. } => {
                     let l = self.local();
-                    l.buddy.cache_push(p, order);
+                    let since = Since {
+                        gc: l.epoch,
+                        ms: l.now_ms as u32,
+                    };
+                    l.buddy.cache_push(p, order, since);
+                    gc::note_free(l, l.now_ms);
                     l.counters.freed += (PAGE << order) as u64;
-                    l.dirty = true;
                     Ok(())
                 }
                 _ => Err(BadPointer::Interior(p.addr())),
@@ -625,8 +817,6 @@ impl HeapCore {
         }
         if count > 0 {
             HeapCounters::bump(&self.counters.foreign_frees, count);
-            // SAFETY: owner-only state.
-            unsafe { self.local().dirty = true };
         }
     }
 
@@ -637,6 +827,7 @@ impl HeapCore {
     pub(crate) unsafe fn flush_empty_slabs(&self) {
         // SAFETY: owner-only state.
         unsafe {
+            self.flush_parked();
             let l = self.local();
             for c in 0..CLASSES {
                 let mut m = l.bins[c];
@@ -644,15 +835,47 @@ impl HeapCore {
                     let next = (*m).next;
                     if (*m).used == 0 {
                         slab::unlink(&mut l.bins[c], m);
-                        let fresh = (*m).zero_tail && (*m).bump == 0;
-                        (*m).class1 = 0;
-                        let base = slab::base_of(m);
-                        l.buddy
-                            .free(base, SLAB_ORDER, l.epoch, if fresh { F_ZERO } else { 0 });
+                        self.dissolve(m);
                     }
                     m = next;
                 }
             }
+        }
+    }
+
+    /// Returns the parked empty slabs to the buddy lists.
+    ///
+    /// # Safety
+    /// Owner only.
+    pub(crate) unsafe fn flush_parked(&self) {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            while !l.parked.is_null() {
+                let m = l.parked;
+                slab::unpark(&mut l.parked, m);
+                self.dissolve(m);
+            }
+        }
+    }
+
+    /// Returns empty slab `m`, on no list, to the buddy lists, as old as
+    /// it has been empty.
+    ///
+    /// # Safety
+    /// Owner only; `m` is an empty slab of ours on no list.
+    pub(crate) unsafe fn dissolve(&self, m: *mut SlabMeta) {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            let fresh = (*m).zero_tail && (*m).bump == 0;
+            (*m).class1 = 0;
+            let since = Since {
+                gc: l.epoch,
+                ms: (*m).empty_ms,
+            };
+            let flags = if fresh { F_ZERO } else { 0 };
+            l.buddy.free(slab::base_of(m), SLAB_ORDER, since, flags);
         }
     }
 
@@ -678,11 +901,22 @@ impl HeapCore {
             self.local().buddy.flush_cache(epoch);
             self.flush_empty_slabs();
             self.publish();
-            // Its allocations are behind it: idle decay counts an abandoned
-            // heap idle from its last slow path, not from its first look.
-            let l = self.local();
-            l.allocated_seen = l.counters.allocated;
+            gc::note_abandoned(self.local());
         }
         self.ownership.abandon();
+    }
+
+    /// Ends a borrow: publishes the borrower's counters, hands the decay
+    /// deadline to the sweep of abandoned heaps, and lets go.
+    ///
+    /// # Safety
+    /// The caller borrowed the heap and never touches its local state again.
+    pub(crate) unsafe fn give_back(&self) {
+        // SAFETY: borrowed, so ours until the store below.
+        unsafe {
+            self.publish();
+            gc::note_abandoned(self.local());
+        }
+        self.ownership.end_borrow();
     }
 }

@@ -80,7 +80,7 @@ pub use valid::InvalidHeap;
 use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
-use sync::plain::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use sync::plain::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The page size keel-heap assumes (and the alignment every class gives at least).
 pub const PAGE: usize = 4096;
@@ -116,8 +116,11 @@ pub struct Options {
     pub release_budget: usize,
     /// Bytes of freed direct maps kept for reuse (default 256 MiB).
     pub pool_budget: usize,
-    /// Idle decay: a heap quiet for this long releases everything free on its
-    /// next `maybe_collect` (default 1000 ms; 0 disables decay).
+    /// Idle decay: memory that has stayed free this long (empty slabs, free
+    /// buddy blocks, pooled direct maps) is returned to the OS by the
+    /// allocator's next slow path, whatever else the thread allocates; no
+    /// `gc()` call is needed (default 1000 ms; 0 disables decay). Times come
+    /// from the coarse monotonic clock (a few ms granularity).
     pub decay_ms: u64,
     /// Run the heap checker at every GC entry in release builds too (it
     /// always runs in debug builds).
@@ -143,6 +146,19 @@ static OPT_BUDGET: AtomicUsize = AtomicUsize::new(64 << 20);
 static OPT_POOL: AtomicUsize = AtomicUsize::new(256 << 20);
 static OPT_DECAY: AtomicU64 = AtomicU64::new(1000);
 static OPT_CHECKER: AtomicBool = AtomicBool::new(false);
+/// Bumped by every [`configure`], so heaps recompute deadlines taken under
+/// older options.
+static OPT_GEN: AtomicU32 = AtomicU32::new(0);
+
+#[inline]
+pub(crate) fn options_decay_ms() -> u64 {
+    OPT_DECAY.load(Ordering::Relaxed)
+}
+
+#[inline]
+pub(crate) fn options_generation() -> u32 {
+    OPT_GEN.load(Ordering::Relaxed)
+}
 
 /// Sets the process-wide options (any time; GCs read them on entry).
 ///
@@ -158,6 +174,7 @@ pub fn configure(o: Options) {
     OPT_POOL.store(o.pool_budget, Ordering::Relaxed);
     OPT_DECAY.store(o.decay_ms, Ordering::Relaxed);
     OPT_CHECKER.store(o.checker, Ordering::Relaxed);
+    OPT_GEN.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The current options.
@@ -378,7 +395,10 @@ impl Heap {
         unsafe { gc::run(self.core(), gc::Release::All) }
     }
 
-    /// Runs the idle decay or the GC if their deadlines passed.
+    /// Runs the slow-path check now: the idle decay of this heap, of the
+    /// direct-map pool and of heaps exited threads abandoned, and the GC
+    /// deadline, each if due. The allocator's own slow paths run it too, so
+    /// a program need never call it.
     pub fn maybe_collect(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::maybe_collect(self.core()) };

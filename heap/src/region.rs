@@ -53,7 +53,13 @@ pub(crate) struct SlabMeta {
     pub(crate) in_bin: bool,
     /// Objects at index >= `bump` read as zero.
     pub(crate) zero_tail: bool,
+    /// On the heap's list of empty slabs (then on no bin).
+    pub(crate) parked: bool,
+    /// The heap's clock (ms, wrapping) when `used` last dropped to 0.
+    pub(crate) empty_ms: u32,
 }
+
+static_assertions::const_assert!(core::mem::size_of::<SlabMeta>() <= 40);
 
 /// The header at the start of every region.
 #[repr(C)]

@@ -40,6 +40,8 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
             class1: c as u8 + 1,
             in_bin: false,
             zero_tail: zero,
+            parked: false,
+            empty_ms: 0,
         });
         m
     }
@@ -104,6 +106,35 @@ pub(crate) unsafe fn unlink(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
         (*m).in_bin = false;
         (*m).next = ptr::null_mut();
         (*m).prev = ptr::null_mut();
+    }
+}
+
+/// Moves empty slab `m` from its bin to the heap's list of empty slabs
+/// (`*parked`), where any class can take it back or the decay release it.
+///
+/// # Safety
+/// `m` is on the bin headed by `*bin`, empty; the lists belong to the caller.
+#[inline]
+pub(crate) unsafe fn park(bin: &mut *mut SlabMeta, parked: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: forwarded; the links are reused for the parked list.
+    unsafe {
+        unlink(bin, m);
+        push_front(parked, m);
+        (*m).in_bin = false;
+        (*m).parked = true;
+    }
+}
+
+/// Takes slab `m` off the list of empty slabs.
+///
+/// # Safety
+/// `m` is on the list headed by `*parked`.
+#[inline]
+pub(crate) unsafe fn unpark(parked: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: forwarded.
+    unsafe {
+        unlink(parked, m);
+        (*m).parked = false;
     }
 }
 

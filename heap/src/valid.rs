@@ -1,7 +1,7 @@
 //! The heap checker: walks a heap's regions, free lists, cache and slabs
 //! and checks the invariants stated in `buddy.rs` and `slab.rs`.
 
-use crate::buddy::FreeBlock;
+use crate::buddy::{F_RELEASED, FreeBlock};
 use crate::heap::HeapCore;
 use crate::region::{
     ORDERS, PAGES, PM_CACHED, PM_FREE, PM_INTERIOR, PM_KIND, PM_ORDER, PM_USED, Region, SLAB,
@@ -123,8 +123,11 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                         base.addr(),
                     );
                 }
+                if (*m).parked && ((*m).used != 0 || (*m).in_bin) {
+                    return fail("parked slab in use or on a bin", base.addr());
+                }
                 let room = !(*m).free.is_null() || (*m).bump < (*m).cap;
-                if room != (*m).in_bin {
+                if room != ((*m).in_bin || (*m).parked) {
                     return fail(
                         "slab with room not on its bin (or full slab on it)",
                         base.addr(),
@@ -137,11 +140,17 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             let mut n = 0usize;
             let mut prev: *mut FreeBlock = core::ptr::null_mut();
             let mut b = l.buddy.free[o];
+            let mut released = false;
             while !b.is_null() {
                 let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
                 if pm != PM_FREE | o as u8 || (*b).prev != prev {
                     return fail("free list node is not a free block of its order", b.addr());
                 }
+                let r = (*b).flags & F_RELEASED != 0;
+                if released && !r {
+                    return fail("resident free block behind a released one", b.addr());
+                }
+                released = r;
                 n += 1;
                 if n > want {
                     return fail("free list longer than the free blocks in regions", b.addr());
@@ -151,6 +160,9 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             if n != want {
                 return fail("free block missing from its free list", o);
+            }
+            if l.buddy.tail[o] != prev {
+                return fail("free list tail is not its last block", o);
             }
             let mut n = 0usize;
             let mut b = l.buddy.cache[o];
@@ -171,6 +183,18 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
         }
         if free_bytes != l.buddy.free_bytes {
             return fail("free byte count disagrees with the free blocks", free_bytes);
+        }
+        let mut m = l.parked;
+        let mut n = 0usize;
+        while !m.is_null() {
+            if !(*m).parked || (*m).class1 == 0 {
+                return fail("empty-slab list holds a slab not parked", m.addr());
+            }
+            n += 1;
+            if n > 1 << 24 {
+                return fail("empty-slab list has a cycle", m.addr());
+            }
+            m = (*m).next;
         }
         for c in 0..CLASSES {
             let mut m = l.bins[c];

@@ -3,7 +3,7 @@
 //! | variable | meaning | default |
 //! |---|---|---|
 //! | `KEEL_HEAP_PURGE_EVERY` | the page-release pass runs on one GC in N | keel-heap's (16) |
-//! | `KEEL_HEAP_DECAY_MS` | idle time after which free pages are released | keel-heap's |
+//! | `KEEL_HEAP_DECAY_MS` | time after which free memory is released | keel-heap's |
 //! | `KEEL_HEAP_POOL_MIB` | MiB of freed direct maps (blocks above the buddy range) kept for reuse | keel-heap's (256) |
 //! | `KEEL_HEAP_STATS` | `1`: print statistics to stderr at exit | off |
 //! | `KEEL_HEAP_CHECK` | `1`: run keel-heap's checker (validation, bad-free detection) | off |

@@ -111,6 +111,7 @@ pub fn format_stats<W: fmt::Write>(w: &mut W, s: &keel_heap::Stats) -> fmt::Resu
         ("foreign frees", s.foreign_frees),
         ("gc passes", s.gc_passes),
         ("release passes", s.release_passes),
+        ("decay passes", s.decay_passes),
         ("slab hits", s.slab_hits),
         ("heaps", s.heaps),
         ("abandoned heaps", s.abandoned),
@@ -156,6 +157,7 @@ mod tests {
             foreign_frees: 12,
             gc_passes: 7,
             release_passes: 1,
+            decay_passes: 5,
             slab_hits: 99,
             heaps: 3,
             abandoned: 1,
@@ -170,6 +172,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("foreign frees                  12"), "{text}");
-        assert_eq!(text.lines().count(), 13);
+        assert_eq!(text.lines().count(), 14);
     }
 }

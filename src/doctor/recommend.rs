@@ -226,8 +226,27 @@ pub fn recommend(m: &Measured) -> Recommendation {
     for &(kind, ref curve) in &m.widths {
         let w = match knee(&curve.points, MARGIN) {
             Some(w) => {
+                // The SMT question: does this kind want more hands than
+                // there are physical cores?
+                let beyond = curve
+                    .points
+                    .iter()
+                    .any(|&(x, v)| x > m.cores && v.is_some());
+                let smt = if w > m.cores {
+                    format!(
+                        "; SMT siblings help: it is more than the {} physical cores",
+                        m.cores
+                    )
+                } else if beyond {
+                    format!(
+                        "; SMT siblings beyond the {} physical cores add less than that",
+                        m.cores
+                    )
+                } else {
+                    String::new()
+                };
                 reasons.push(format!(
-                    "{} width {w}: the smallest width within {pct:.0}% of the best throughput",
+                    "{} width {w}: the smallest width within {pct:.0}% of the best throughput{smt}",
                     kind.name()
                 ));
                 w
@@ -528,6 +547,19 @@ mod tests {
             vec![(Kind::Scan, 8), (Kind::Gather, 32), (Kind::Compute, 16)]
         );
         assert_eq!(r.workers, 32);
+        assert!(
+            r.reasons.iter().any(|s| s.starts_with("scan width 8")
+                && s.contains("SMT siblings beyond the 16 physical cores add less")),
+            "{:?}",
+            r.reasons
+        );
+        assert!(
+            r.reasons
+                .iter()
+                .any(|s| s.starts_with("gather width 32") && s.contains("SMT siblings help")),
+            "{:?}",
+            r.reasons
+        );
         assert!(
             r.reasons
                 .iter()

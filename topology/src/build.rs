@@ -109,7 +109,10 @@ impl Raw {
                 cpus.iter().for_each(|c| claimed.insert(c));
                 let first = cpus.first()?;
                 Some(Core {
-                    package: find(packages.iter().map(|p| &p.cpus), first),
+                    // The package holding the whole core: sibling masks
+                    // that conflict can split a core over two packages,
+                    // and then none holds it.
+                    package: packages.iter().position(|p| cpus.is_subset(&p.cpus)),
                     numa_node: find(numa_nodes.iter().map(|n| &n.cpus), first),
                     kind: find(core_kinds.iter().map(|k| &k.cpus), first),
                     cpus,

@@ -653,3 +653,28 @@ fn roots_that_are_not_machines_say_why() {
     let err = Topology::from_root(t.0.join("bare")).unwrap_err();
     assert!(matches!(err, TopologyError::NotASysfsRoot { .. }), "{err}");
 }
+
+/// Sibling masks that conflict can split a core over packages: then no
+/// package holds the core, and `Core::package` says so instead of naming
+/// the package of its first CPU.
+#[test]
+fn a_core_split_over_packages_has_none() {
+    let root = std::env::temp_dir().join(format!("keel-synth-splitcore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Tree(root);
+    t.write("sys/devices/system/cpu/online", "0-1\n");
+    for (cpu, pkg) in [(0, "1"), (1, "2")] {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        t.write(&format!("{d}/thread_siblings"), "3\n");
+        t.write(&format!("{d}/core_siblings"), &format!("{pkg}\n"));
+    }
+    let topo = t.load().unwrap();
+    assert_eq!(topo.cores().len(), 1);
+    assert_eq!(topo.cores()[0].cpus, set("0-1"));
+    assert!(
+        topo.packages()
+            .iter()
+            .all(|p| !topo.cores()[0].cpus.is_subset(&p.cpus))
+    );
+    assert_eq!(topo.cores()[0].package, None);
+}
