@@ -114,14 +114,7 @@ fn morsel(acc: &mut [Sums; GROUPS], l: &Lineitem, rows: Range<usize>) -> Result<
         start = end;
     }
     for (s, t) in acc.iter_mut().zip(&table) {
-        s.merge(&Sums {
-            count: t[0] as u64,
-            qty: t[1].into(),
-            price: t[2].into(),
-            disc: t[3].into(),
-            disc_price: t[4].into(),
-            charge: t[5].into(),
-        });
+        s.merge(&Sums::from_i64(t));
     }
     Ok(())
 }

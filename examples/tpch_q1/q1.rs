@@ -67,6 +67,19 @@ pub struct Sums {
 }
 
 impl Sums {
+    /// A morsel's `i64` sums widened: count, quantity, price, discount,
+    /// discounted price, charge.
+    pub fn from_i64(t: &[i64; 6]) -> Sums {
+        Sums {
+            count: t[0] as u64,
+            qty: t[1].into(),
+            price: t[2].into(),
+            disc: t[3].into(),
+            disc_price: t[4].into(),
+            charge: t[5].into(),
+        }
+    }
+
     /// Adds `other` in.
     #[inline]
     pub fn merge(&mut self, other: &Sums) {
