@@ -59,6 +59,8 @@ pub mod cpu;
 pub(crate) mod arch;
 
 pub mod agg;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod bitmap;
 mod element;
 pub mod filter;
