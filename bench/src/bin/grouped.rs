@@ -121,9 +121,11 @@ fn compare_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
                 Contender::new("keel lt", || {
                     gbps(bytes, || {
                         if ty == "u8" {
-                            k.compare(black_box(&u8s), CmpOp::Lt, 128, &mut out).unwrap();
+                            k.compare(black_box(&u8s), CmpOp::Lt, 128, &mut out)
+                                .unwrap();
                         } else {
-                            k.compare(black_box(&u16s), CmpOp::Lt, 32768, &mut out).unwrap();
+                            k.compare(black_box(&u16s), CmpOp::Lt, 32768, &mut out)
+                                .unwrap();
                         }
                         black_box(&out);
                     })
@@ -190,7 +192,10 @@ fn fused(codes: &[u8], v: &[f64], sums: &mut [f64; 256], counts: &mut [u64; 256]
 
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     let n = 1 << 20;
-    let v: Vec<f64> = rng(n, 5).iter().map(|&r| (r % 10_000) as f64 / 7.0).collect();
+    let v: Vec<f64> = rng(n, 5)
+        .iter()
+        .map(|&r| (r % 10_000) as f64 / 7.0)
+        .collect();
     for groups in [3u64, 16, 256] {
         let codes: Vec<u8> = rng(n, 9).iter().map(|&r| (r % groups) as u8).collect();
         let layout = Groups::u8(256).unwrap();
@@ -198,7 +203,8 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
             Contender::new("keel", || {
                 ns_per_row(n, || {
                     let mut t = GroupTable::<f64>::new(layout, 1, Aggs::SUM).unwrap();
-                    t.add(Keys::U8(black_box(&codes)), &[black_box(&v)], None).unwrap();
+                    t.add(Keys::U8(black_box(&codes)), &[black_box(&v)], None)
+                        .unwrap();
                     black_box(t.count(0));
                 })
             }),
