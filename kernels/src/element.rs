@@ -54,6 +54,19 @@ pub trait Element: Num {
     /// (`GREATEST`, `LEAST`).
     #[doc(hidden)]
     fn k_min_max(t: Token, k: Kernels, mode: u8, v: &[Self], m: RowMask<'_>) -> (Self, Self);
+    /// Grouped sums with a SIMD leaf of this type at this level, if there is
+    /// one (then `true`); `false` leaves the table untouched for the scalar
+    /// twin.
+    #[doc(hidden)]
+    #[cfg(feature = "alloc")]
+    fn k_group_sum(
+        t: Token,
+        k: Kernels,
+        table: &mut crate::arch::scalar::grouped::Table<'_, Self>,
+        keys: crate::arch::scalar::grouped::KeyCols<'_>,
+        values: &[&[Self]],
+        m: RowMask<'_>,
+    ) -> bool;
 }
 
 /// Overflow-reporting sums: `wide` types widen into a sum type they cannot
@@ -99,8 +112,34 @@ macro_rules! checked {
 }
 
 macro_rules! element {
-    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident) => {
+    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident $(, $group:ident)?) => {
         impl Element for $t {
+            #[cfg(feature = "alloc")]
+            #[allow(unused_variables)] // types without a grouped leaf
+            fn k_group_sum(
+                _: Token,
+                k: Kernels,
+                table: &mut crate::arch::scalar::grouped::Table<'_, $t>,
+                keys: crate::arch::scalar::grouped::KeyCols<'_>,
+                values: &[&[$t]],
+                m: RowMask<'_>,
+            ) -> bool {
+                $(
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    if k.level() == crate::cpu::Level::Avx512 {
+                        let n = values.first().map_or(0, |c| c.len());
+                        // SAFETY: a Kernels at Avx512 exists only if the CPU
+                        // supports it; the safe layer checked the keys, the
+                        // lengths and the mask, and made a sums-only table
+                        // with the lanes the leaf needs.
+                        unsafe {
+                            crate::arch::x86_64::avx512::grouped::$group(table, keys, values, m, n)
+                        };
+                        return true;
+                    }
+                )?
+                false
+            }
             fn k_sum_checked(
                 t: Token,
                 k: Kernels,
@@ -192,11 +231,11 @@ macro_rules! element {
     };
 }
 
-element!(i64, sum_i64, min_max_i64, exact, filter_i64);
-element!(u64, sum_u64, min_max_u64, exact, filter_u64);
+element!(i64, sum_i64, min_max_i64, exact, filter_i64, sum_i64);
+element!(u64, sum_u64, min_max_u64, exact, filter_u64, sum_u64);
 element!(i32, sum_i32, min_max_i32, wide, filter_i32);
 element!(u32, sum_u32, min_max_u32, wide, filter_u32);
-element!(f64, sum_f64, min_max_f64, float, filter_f64);
+element!(f64, sum_f64, min_max_f64, float, filter_f64, sum_f64);
 element!(f32, sum_f32, min_max_f32, float, filter_f32);
 element!(i16, sum_i16, min_max_i16, wide, filter_i16);
 element!(u16, sum_u16, min_max_u16, wide, filter_u16);

@@ -59,12 +59,16 @@ pub mod cpu;
 pub(crate) mod arch;
 
 pub mod agg;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod bitmap;
 mod element;
 pub mod filter;
 pub mod gather;
 #[cfg(feature = "alloc")]
 pub mod groupby;
+#[cfg(feature = "alloc")]
+pub mod grouped;
 pub mod hash;
 #[cfg(feature = "alloc")]
 pub mod hll;
@@ -98,6 +102,9 @@ static_assertions::assert_impl_all!(groupby::CountTable: Send, Sync);
 static_assertions::assert_impl_all!(zone::ZoneMap<f64>: Send, Sync);
 #[cfg(feature = "alloc")]
 static_assertions::assert_impl_all!(partition::Partitions: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(grouped::GroupTable<f64>: Send, Sync);
+static_assertions::assert_impl_all!(mask::Selection<'static>: Send, Sync, Copy);
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

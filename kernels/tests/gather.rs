@@ -643,3 +643,69 @@ fn frame_writes_nothing_before_an_out_of_range_error() {
         }
     }
 }
+
+/// `take` allocates what `gather` writes; `gather_masked` compacts the
+/// counted rows, as a naive loop does; both at every level, with errors.
+#[test]
+fn take_and_masked_gather_equal_naive() {
+    use keel_kernels::mask::{Bits, Mask, Selection};
+    let mut r = Rng::new(5);
+    let lens: Vec<usize> = if cfg!(miri) {
+        vec![0, 65, 130]
+    } else {
+        vec![0, 1, 64, 65, 300, 5000]
+    };
+    for n in lens {
+        let src: Vec<i64> = (0..n as i64).map(|i| i * 7 - 3).collect();
+        let idx: Vec<u32> = (0..n).map(|_| r.below(n.max(1)) as u32).collect();
+        let valid: Vec<u64> = (0..n.div_ceil(64)).map(|_| r.next()).collect();
+        let sel: Vec<u64> = (0..=n.div_ceil(64)).map(|_| r.next() | r.next()).collect();
+        let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+        for k in Kernels::supported() {
+            if n > 0 {
+                let mut want = vec![0i64; n];
+                k.gather(&src, &idx, &mut want).unwrap();
+                assert_eq!(k.take(&src, &idx).unwrap(), want, "{}", k.level());
+                let f: Vec<f32> = src.iter().map(|&x| x as f32).collect();
+                let fw: Vec<f32> = idx.iter().map(|&i| f[i as usize]).collect();
+                assert_eq!(k.take(&f, &idx).unwrap(), fw);
+            }
+            let m = Mask::valid(Bits::new(&valid))
+                .select(Selection::Bitmap(Bits::with_offset(&sel, 3)));
+            let want: Vec<i64> = (0..n)
+                .filter(|&i| bit(&valid, i) && bit(&sel, i + 3))
+                .map(|i| src[i])
+                .collect();
+            let mut out = vec![0i64; n];
+            let got = k.gather_masked(&src, m, &mut out).unwrap();
+            assert_eq!(&out[..got], &want[..], "{} len {n}", k.level());
+            let m = Mask::valid(Bits::new(&valid)).select(Selection::Rows(&idx));
+            let want: Vec<i64> = idx
+                .iter()
+                .filter(|&&i| bit(&valid, i as usize))
+                .map(|&i| src[i as usize])
+                .collect();
+            let got = k.gather_masked(&src, m, &mut out).unwrap();
+            assert_eq!(&out[..got], &want[..]);
+            let got = k
+                .gather_masked(&src, Selection::Rows(&idx), &mut out)
+                .unwrap();
+            assert_eq!(got, n);
+            if n > 1 {
+                assert!(matches!(
+                    k.gather_masked(&src, Mask::ALL, &mut out[..n - 1]),
+                    Err(Error::OutputTooShort { .. })
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        keel_kernels::gather::take(&[1u8, 2], &[0u32, 2]),
+        Err(Error::OutOfRange {
+            what: "gather index",
+            position: 1,
+            index: 2,
+            len: 2
+        })
+    );
+}

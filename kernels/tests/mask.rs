@@ -130,14 +130,26 @@ fn i64_masks() {
     check_type::<i64>(11);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn u64_masks() {
     check_type::<u64>(12);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn i32_masks() {
     check_type::<i32>(13);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn u32_masks() {
     check_type::<u32>(14);
 }
@@ -146,18 +158,34 @@ fn f64_masks() {
     check_type::<f64>(15);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn f32_masks() {
     check_type::<f32>(16);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn i16_masks() {
     check_type::<i16>(290);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn u16_masks() {
     check_type::<u16>(291);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i64, f64 and u8 sweeps: the same mask code"
+)]
 fn i8_masks() {
     check_type::<i8>(292);
 }

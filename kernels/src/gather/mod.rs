@@ -37,6 +37,7 @@ mod raw;
 pub use column::{Column, ColumnMut};
 pub use raw::{Index, Value};
 
+use crate::mask::{Mask, Resolved};
 use crate::{Error, Kernels};
 use frame::{frame_types, with_frame};
 use raw::{run_checked, run_unchecked};
@@ -154,7 +155,128 @@ pub unsafe fn gather_frame_unchecked<I: Index>(
     unsafe { Kernels::current().gather_frame_unchecked(columns, idx, outs) }
 }
 
+/// Take-style gather: `src[idx[i]]` for every index, into a fresh vector
+/// (allocated uninitialised, each row written once: no zeroing pass).
+/// Checked as [`gather`]; on an error nothing is returned.
+///
+/// ```
+/// use keel_kernels::gather::take;
+/// assert_eq!(take(&[1.5f32, 2.5, 3.5], &[2u32, 0])?, vec![3.5, 1.5]);
+/// assert!(take(&[1u8], &[1u64]).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+#[cfg(feature = "alloc")]
+pub fn take<T: Value, I: Index>(src: &[T], idx: &[I]) -> Result<alloc::vec::Vec<T>, Error> {
+    Kernels::current().take(src, idx)
+}
+
+/// Copies the rows `mask` counts (valid and selected), in order, to the
+/// front of `out`, and returns how many: a filter's compaction with a
+/// selection bitmap, a take with a selection vector. Errors if `out` has
+/// less room than the rows counted, or the mask is bad.
+///
+/// ```
+/// use keel_kernels::gather::gather_masked;
+/// use keel_kernels::mask::{Bits, Selection};
+/// let v = [10i64, 11, 12, 13, 14];
+/// let mut out = [0i64; 5];
+/// let n = gather_masked(&v, Selection::Bitmap(Bits::new(&[0b10110])), &mut out)?;
+/// assert_eq!(&out[..n], &[11, 12, 14]);
+/// let n = gather_masked(&v, Selection::Rows(&[4, 0]), &mut out)?;
+/// assert_eq!(&out[..n], &[14, 10]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+pub fn gather_masked<'a, T: Value>(
+    src: &[T],
+    mask: impl Into<Mask<'a>>,
+    out: &mut [T],
+) -> Result<usize, Error> {
+    Kernels::current().gather_masked(src, mask, out)
+}
+
 impl Kernels {
+    /// [`take`] at this level.
+    #[cfg(feature = "alloc")]
+    pub fn take<T: Value, I: Index>(
+        self,
+        src: &[T],
+        idx: &[I],
+    ) -> Result<alloc::vec::Vec<T>, Error> {
+        let n = idx.len();
+        let mut out = alloc::vec::Vec::with_capacity(n);
+        run_checked(
+            self.level(),
+            &[T::src(src)],
+            I::idx(idx),
+            &mut [T::dst_uninit(&mut out.spare_capacity_mut()[..n])],
+            BLOCK,
+        )?;
+        // SAFETY: `run_checked` returned Ok, so it wrote all n rows of the
+        // spare capacity (capacity >= n).
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
+    /// [`gather_masked`] at this level.
+    pub fn gather_masked<'a, T: Value>(
+        self,
+        src: &[T],
+        mask: impl Into<Mask<'a>>,
+        out: &mut [T],
+    ) -> Result<usize, Error> {
+        let n = src.len();
+        let room = |needed: usize, actual: usize| {
+            if actual < needed {
+                Err(Error::OutputTooShort {
+                    what: "gather output",
+                    needed,
+                    actual,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        match mask.into().resolve(n)? {
+            Resolved::Rows(rows, m) if m.is_all() => {
+                room(rows.len(), out.len())?;
+                // SAFETY: `resolve` checked every row is below `src.len()`.
+                unsafe { self.gather_unchecked(src, rows, &mut out[..rows.len()])? };
+                Ok(rows.len())
+            }
+            Resolved::Rows(rows, m) => {
+                let mut k = 0;
+                for &r in rows {
+                    if m.get(r as usize) {
+                        room(k + 1, out.len())?;
+                        out[k] = src[r as usize];
+                        k += 1;
+                    }
+                }
+                Ok(k)
+            }
+            Resolved::Bits(m) => {
+                let count = self.count_bits(m, n);
+                room(count, out.len())?;
+                let mut k = 0;
+                for b in 0..n.div_ceil(64) {
+                    let rows = (n - b * 64).min(64);
+                    let mut w = m.word(b) & (!0u64 >> (64 - rows));
+                    if w == !0 {
+                        out[k..k + 64].copy_from_slice(&src[b * 64..b * 64 + 64]);
+                        k += 64;
+                        continue;
+                    }
+                    while w != 0 {
+                        out[k] = src[b * 64 + w.trailing_zeros() as usize];
+                        k += 1;
+                        w &= w - 1;
+                    }
+                }
+                Ok(k)
+            }
+        }
+    }
+
     /// [`gather`] at this level.
     pub fn gather<T: Value, I: Index>(
         self,

@@ -26,6 +26,8 @@ pub trait Value: Copy + sealed::Value {
     #[doc(hidden)]
     fn dst(s: &mut [Self]) -> Dst<'_>;
     #[doc(hidden)]
+    fn dst_uninit(s: &mut [core::mem::MaybeUninit<Self>]) -> Dst<'_>;
+    #[doc(hidden)]
     fn column(s: &[Self]) -> Column<'_>;
     #[doc(hidden)]
     fn column_mut(s: &mut [Self]) -> ColumnMut<'_>;
@@ -64,10 +66,24 @@ macro_rules! value {
                 Src::$w(unsafe { core::slice::from_raw_parts(s.as_ptr().cast::<$raw>(), s.len()) })
             }
             fn dst(s: &mut [Self]) -> Dst<'_> {
-                // SAFETY: as in `src`; any bits written through the view are a
-                // valid value of the element type.
+                // SAFETY: as in `src`; the leaves only write whole values
+                // through the view, and any bits are a valid value of the
+                // element type, so `s` stays initialised.
                 Dst::$w(unsafe {
-                    core::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<$raw>(), s.len())
+                    core::slice::from_raw_parts_mut(
+                        s.as_mut_ptr().cast::<core::mem::MaybeUninit<$raw>>(),
+                        s.len(),
+                    )
+                })
+            }
+            fn dst_uninit(s: &mut [core::mem::MaybeUninit<Self>]) -> Dst<'_> {
+                // SAFETY: same size and alignment (asserted above); the view
+                // keeps the slice's length and borrow.
+                Dst::$w(unsafe {
+                    core::slice::from_raw_parts_mut(
+                        s.as_mut_ptr().cast::<core::mem::MaybeUninit<$raw>>(),
+                        s.len(),
+                    )
                 })
             }
             fn column(s: &[Self]) -> Column<'_> {

@@ -61,6 +61,13 @@ pub(crate) fn sink<const SINK: u8>(out: &mut [u64], blk: usize, w: u64, m: RowMa
 
 /// The part of `out` from word `full` on, for a leaf's scalar tail (empty
 /// when counting, where `out` is empty).
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", target_feature = "sse2"),
+        target_arch = "aarch64"
+    )),
+    allow(dead_code) // the SIMD leaves' scalar tails use it
+)]
 #[inline(always)]
 pub(crate) fn tail_out<const SINK: u8>(out: &mut [u64], full: usize) -> &mut [u64] {
     if SINK == COUNT {

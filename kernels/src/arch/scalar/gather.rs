@@ -2,6 +2,8 @@
 //! that wins wherever the hardware gather instructions do not; and the
 //! width-only descriptors every gather leaf works on.
 
+use core::mem::MaybeUninit;
+
 /// A source column as raw words.
 pub enum Src<'a> {
     /// 1-byte elements.
@@ -12,14 +14,15 @@ pub enum Src<'a> {
     W8(&'a [u64]),
 }
 
-/// An output column as raw words.
+/// An output column as raw words, possibly uninitialised (a take-style
+/// gather writes into a fresh allocation): the leaves only write to it.
 pub enum Dst<'a> {
     /// 1-byte elements.
-    W1(&'a mut [u8]),
+    W1(&'a mut [MaybeUninit<u8>]),
     /// 4-byte elements.
-    W4(&'a mut [u32]),
+    W4(&'a mut [MaybeUninit<u32>]),
     /// 8-byte elements.
-    W8(&'a mut [u64]),
+    W8(&'a mut [MaybeUninit<u64>]),
 }
 
 /// Indices of either width.
@@ -212,13 +215,13 @@ pub(crate) fn prefetch<T>(p: *const T) {
 pub(crate) unsafe fn take<R: Copy, I: Row>(
     src: &[R],
     idx: &[I],
-    out: &mut [R],
+    out: &mut [MaybeUninit<R>],
     prefetch_ahead: bool,
 ) {
     let n = out.len();
     debug_assert!(idx.len() >= n);
     let s = src.as_ptr();
-    let o = out.as_mut_ptr();
+    let o = out.as_mut_ptr().cast::<R>();
     let mut i = 0;
     if prefetch_ahead {
         // Rows whose prefetch target lies inside `idx`.

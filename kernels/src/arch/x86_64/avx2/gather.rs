@@ -22,12 +22,16 @@ macro_rules! leaf {
         /// `out.len()` indices are below `src.len()` (and below 2^31 for
         /// 32-bit indices).
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $name(src: &[$raw], idx: &[$ix], out: &mut [$raw]) {
+        pub(crate) unsafe fn $name(
+            src: &[$raw],
+            idx: &[$ix],
+            out: &mut [core::mem::MaybeUninit<$raw>],
+        ) {
             const LANES: usize = $lanes;
             let n = out.len();
             let $s = src.as_ptr();
             let ip = idx.as_ptr();
-            let op = out.as_mut_ptr();
+            let op = out.as_mut_ptr().cast::<$raw>();
             let mut i = 0;
             while i + LANES <= n {
                 // SAFETY: i + LANES <= n <= idx.len(): the lane indices are
