@@ -221,21 +221,29 @@ fn quick_run_writes_json_report_plots_and_config() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// A child that crashes and one that hangs are reported as such, and the
-/// others still run.
+/// A child that crashes and one that hangs are reported as such, as they
+/// happen and in the report, and the others still run. Every width
+/// measurement crashing leaves no knee to mark: the widths fall back to
+/// the physical core count, and the report says why.
 #[test]
 fn crashing_and_hanging_children_are_reported_and_the_run_goes_on() {
+    let dir = temp("inject");
     let out = keel(
         &[
             "doctor",
             "--quick",
             "--json",
             "--only",
-            "spin",
+            "width,spin",
             "--timeout",
             "3",
+            "--out",
+            dir.to_str().unwrap(),
         ],
-        &[("KEEL_DOCTOR_INJECT", "crash:spin/*/10us,hang:spin/*/100us")],
+        &[(
+            "KEEL_DOCTOR_INJECT",
+            "crash:scan,crash:gather,crash:compute,crash:spin/*/10us,hang:spin/*/100us",
+        )],
         Duration::from_secs(300),
     );
     let v = json(&out);
@@ -253,7 +261,13 @@ fn crashing_and_hanging_children_are_reported_and_the_run_goes_on() {
         what("/10us")
     );
     assert_eq!(what("/100us"), "hung: no answer within 3 s; killed");
-    assert_eq!(failures.len(), 2, "{failures:?}");
+    // Said on stderr as it happens, even where stderr is not a terminal.
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("keel doctor: spin/") && l.contains("/100us: hung")),
+        "{err}"
+    );
     let windows = v["spin"]["windows"].as_array().unwrap();
     for w in windows {
         let us = w["window_us"].as_u64().unwrap();
@@ -261,10 +275,32 @@ fn crashing_and_hanging_children_are_reported_and_the_run_goes_on() {
         assert_eq!(measured, us == 0 || us == 1000, "{w}");
     }
     // The recommendation comes from what was measured.
-    assert!([0, 1000].contains(&v["recommendation"]["spin_us"].as_u64().unwrap()));
+    let rec = &v["recommendation"];
+    assert!([0, 1000].contains(&rec["spin_us"].as_u64().unwrap()));
+    let cores = &v["machine"]["physical_cores"];
+    let mut width_runs = 0;
+    for w in v["width"].as_array().unwrap() {
+        let kind = w["kind"].as_str().unwrap();
+        width_runs += w["points"].as_array().unwrap().len();
+        assert!(w["knee"].is_null(), "{kind}: a knee without measurements");
+        assert_eq!(&rec["widths"][kind], cores, "{kind}");
+    }
+    assert_eq!(failures.len(), 2 + width_runs, "{failures:?}");
+    let reasons = rec["reasons"].as_array().unwrap();
+    assert!(
+        reasons
+            .iter()
+            .filter(|r| r.as_str().unwrap().contains("no measurement succeeded"))
+            .count()
+            == 3,
+        "{reasons:?}"
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(!md.contains("| knee |"), "{md}");
     // The other questions were not asked, and say so.
-    assert!(v["width"].as_array().unwrap().is_empty());
     assert_eq!(v["placement"]["skipped"], "not asked (--only)");
+    assert!(v["binding"].as_array().unwrap().is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

@@ -138,6 +138,13 @@ pub fn median(v: &[f64]) -> Option<f64> {
     })
 }
 
+/// The knee of one kind's width sweep, from its medians; `None` where no
+/// width was measured.
+fn knee_of(points: &[(usize, Samples)]) -> Option<usize> {
+    let pts: Vec<(usize, Option<f64>)> = points.iter().map(|(w, s)| (*w, median(s))).collect();
+    recommend::knee(&pts, recommend::MARGIN)
+}
+
 /// Starts children and keeps count.
 struct Runner {
     exe: PathBuf,
@@ -162,7 +169,13 @@ impl Runner {
                 Some(v)
             }
             Err(what) => {
-                self.bar.println(format!("keel doctor: {id}: {what}"));
+                // A hidden bar (stderr not a terminal) prints nothing.
+                let line = format!("keel doctor: {id}: {what}");
+                if self.bar.is_hidden() {
+                    eprintln!("{line}");
+                } else {
+                    self.bar.println(line);
+                }
                 self.failures.push((id, what));
                 None
             }
@@ -288,11 +301,7 @@ pub fn run(o: &Options) -> Result<String, String> {
         width
             .iter()
             .find(|(k, _)| *k == kind)
-            .and_then(|(_, pts)| {
-                let pts: Vec<(usize, Option<f64>)> =
-                    pts.iter().map(|(w, s)| (*w, median(s))).collect();
-                recommend::knee(&pts, recommend::MARGIN)
-            })
+            .and_then(|(_, pts)| knee_of(pts))
             .unwrap_or(machine.cores)
     };
 

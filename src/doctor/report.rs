@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::recommend::{
     self, BindingRun, Measured, PlacementRun, Recommendation, SpinPoint, WidthCurve,
 };
-use super::{Doctor, median, plot};
+use super::{Doctor, knee_of, median, plot};
 
 /// The name of the config file written into `--out DIR`.
 pub const CONFIG_FILE: &str = "keel.conf";
@@ -148,7 +148,9 @@ pub fn json(d: &Doctor, rec: &Recommendation) -> Value {
                 p["smt"] = json!(*w > d.machine.cores);
                 p
             }).collect::<Vec<_>>(),
-            "knee": rec.widths.iter().find(|(x, _)| x == k).map(|(_, w)| w),
+            // Measured: null where no width was (the recommendation
+            // then falls back, and says so).
+            "knee": knee_of(pts),
         })).collect::<Vec<_>>(),
         "binding": d.binding.iter().map(|c| json!({
             "kind": c.kind.name(),
@@ -227,7 +229,7 @@ fn findings(d: &Doctor, rec: &Recommendation, out: &mut String) {
         let _ = writeln!(out, "Not asked.\n");
     }
     for (k, pts) in &d.width {
-        let knee = rec.widths.iter().find(|(x, _)| x == k).map(|(_, w)| *w);
+        let knee = knee_of(pts);
         let _ = writeln!(out, "{} ({}):\n", k.what(), k.unit());
         let _ = writeln!(out, "| width | {} | |\n|---|---|---|", k.unit());
         for (w, s) in pts {

@@ -223,6 +223,10 @@ fn missing_topology_directories() {
     let t = m.load().unwrap();
     assert!(t.cores().is_empty());
     assert_eq!(t.workers_for(Work::Bandwidth), 4);
+    // And the fallback says so, rather than crediting proc/cpuinfo.
+    let why = t.fallback().unwrap();
+    assert!(why.contains("no core"), "{why}");
+    assert!(!why.contains("from proc/cpuinfo"), "{why}");
     // No NUMA directory: one node with proc/meminfo's memory.
     m.remove("sys/devices/system/node");
     m.write("proc/meminfo", "MemTotal:  2048 kB\n");

@@ -107,9 +107,12 @@ pub(crate) fn read_root(root: &Path, affinity: AffinitySource) -> Res<Raw> {
 
     cpus::read_cores_and_packages(&fs, &topo, &cpuinfo, &mut raw)?;
     if topo.is_empty() && !online.is_empty() {
-        raw.notes
-            .push("no sysfs CPU topology: cores and packages from proc/cpuinfo".into());
         cpus::cores_from_cpuinfo(&cpuinfo, &online, &mut raw);
+        raw.notes.push(if raw.cores.is_empty() {
+            "no sysfs CPU topology and no core IDs in proc/cpuinfo: no core information".into()
+        } else {
+            "no sysfs CPU topology: cores and packages from proc/cpuinfo".into()
+        });
     }
     cpus::read_caches(&fs, &topo, &mut raw)?;
     numa::read_numa(&fs, &online, &mut raw)?;
