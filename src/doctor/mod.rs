@@ -19,7 +19,7 @@ mod spawn;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use keel_rt::topology::{CacheKind, Topology};
+use keel_rt::topology::Topology;
 use serde_json::Value;
 
 pub use args::{HELP, Options, Question, parse_args};
@@ -35,27 +35,18 @@ pub struct Machine {
     pub cores: usize,
     /// NUMA node numbers.
     pub nodes: Vec<u32>,
-    /// Total last-level cache.
+    /// The last-level data caches, all instances together.
     pub llc_bytes: u64,
 }
 
 impl Machine {
     fn detect() -> Machine {
         let t = Topology::detect();
-        let data = || {
-            t.caches()
-                .iter()
-                .filter(|c| c.kind != CacheKind::Instruction)
-        };
-        let level = data().map(|c| c.level).max().unwrap_or(0);
         Machine {
             cpus: t.usable_cpus().len().max(1),
             cores: t.cores().len().clamp(1, t.usable_cpus().len().max(1)),
             nodes: t.numa_nodes().iter().map(|n| n.os_index).collect(),
-            llc_bytes: data()
-                .filter(|c| c.level == level)
-                .map(|c| c.size_bytes)
-                .sum(),
+            llc_bytes: child::llc_bytes(&t),
         }
     }
 
@@ -210,25 +201,24 @@ pub fn run(o: &Options) -> Result<String, String> {
     let widths = machine.widths();
     let placement_possible = machine.nodes.len() >= 2;
     let count = |q, n: usize| if asked(q) { rounds * n } else { 0 };
+    // Children per kind of work, and spin children.
+    let children = |k: Kind| {
+        count(Question::Width, widths.len())
+            + count(Question::Binding, Bind::ALL.len())
+            + if placement_possible && PLACEMENT_KINDS.contains(&k) {
+                count(Question::Placement, Place::ALL.len())
+            } else {
+                0
+            }
+    };
     let spins = count(Question::Spin, SPIN_WINDOWS_US.len());
-    let total = count(Question::Width, Kind::ALL.len() * widths.len())
-        + count(Question::Binding, Kind::ALL.len() * Bind::ALL.len())
-        + if placement_possible {
-            count(
-                Question::Placement,
-                PLACEMENT_KINDS.len() * Place::ALL.len(),
-            )
-        } else {
-            0
-        }
-        + spins;
+    let total = Kind::ALL.iter().map(|&k| children(k)).sum::<usize>() + spins;
     let budget = Budget::new(o.quick);
-    // A work child: start-up, buffers, one untimed repetition, then the
-    // timed ones for `budget.time`; a spin child runs twice that. (About
-    // 0.8 s and 1.5 s a child in a full run on a 2-core machine.)
-    let overhead = Duration::from_millis(if o.quick { 100 } else { 150 });
-    let expected = (budget.time + overhead) * (total - spins) as u32
-        + (budget.time * 2 + overhead) * spins as u32;
+    let expected = Kind::ALL
+        .iter()
+        .map(|&k| budget.child_time(k, machine.llc_bytes) * children(k) as u32)
+        .sum::<Duration>()
+        + budget.spin_time() * spins as u32;
     eprintln!(
         "keel doctor: up to {total} measurements on {} CPUs ({} cores), each in a fresh process; expected duration about {}{}",
         machine.cpus,
