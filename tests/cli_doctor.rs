@@ -99,6 +99,18 @@ fn quick_run_writes_json_report_plots_and_config() {
     let nodes = v["machine"]["numa_nodes"].as_array().unwrap().len();
     assert!(1 <= cores && cores <= cpus);
     assert_eq!(v["quick"], true);
+    // `keel topo` gives the size of one last-level cache; the doctor sizes
+    // its buffers from all of them, and names its field for that.
+    let topo: Value = json(&keel(&["topo", "--json"], &[], Duration::from_secs(60)));
+    let caches = topo["caches"].as_array().unwrap();
+    let deepest = caches.iter().filter(|c| c["kind"] != "instruction");
+    let level = deepest.clone().map(|c| c["level"].as_u64().unwrap()).max();
+    let total: u64 = deepest
+        .filter(|c| c["level"].as_u64() == level)
+        .map(|c| c["size_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(v["machine"]["last_level_cache_total_bytes"], total);
+    assert!(v["machine"]["last_level_cache_bytes"].is_null());
     let failures = v["failures"].as_array().unwrap();
     let failed: Vec<&str> = failures.iter().map(|f| f["id"].as_str().unwrap()).collect();
 

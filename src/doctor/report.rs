@@ -133,7 +133,8 @@ pub fn json(d: &Doctor, rec: &Recommendation) -> Value {
             "usable_cpus": d.machine.cpus,
             "physical_cores": d.machine.cores,
             "numa_nodes": d.machine.nodes,
-            "last_level_cache_bytes": d.machine.llc_bytes,
+            // All instances together (`keel topo` gives one instance's).
+            "last_level_cache_total_bytes": d.machine.llc_bytes,
         },
         "quick": d.quick,
         "rounds": d.rounds,
@@ -349,7 +350,7 @@ fn header(d: &Doctor, out: &mut String) {
     let m = &d.machine;
     let _ = writeln!(
         out,
-        "# keel doctor\n\nMachine: {} usable CPUs, {} physical cores, {} NUMA node{}, {} MiB of last-level cache.\n",
+        "# keel doctor\n\nMachine: {} usable CPUs, {} physical cores, {} NUMA node{}, {} MiB of last-level cache in all.\n",
         m.cpus,
         m.cores,
         m.nodes.len(),
