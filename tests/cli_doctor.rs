@@ -350,13 +350,11 @@ fn doctor_arguments() {
     let file = temp("file");
     std::fs::write(&file, "").unwrap();
     let under = file.join("report");
-    let start = Instant::now();
     let out = keel(&["doctor", "--out", under.to_str().unwrap()], &[], limit);
     std::fs::remove_file(&file).unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--out"));
-    assert!(
-        start.elapsed() < Duration::from_secs(30),
-        "it measured first"
-    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--out"), "{err}");
+    // The plan of measurements is announced before the first one starts.
+    assert!(!err.contains("measurements on"), "it measured first: {err}");
 }
