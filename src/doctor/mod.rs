@@ -41,12 +41,21 @@ pub struct Machine {
 
 impl Machine {
     fn detect() -> Machine {
-        let t = Topology::detect();
+        Machine::of(&Topology::detect())
+    }
+
+    fn of(t: &Topology) -> Machine {
+        let cpus = t.usable_cpus().len().max(1);
         Machine {
-            cpus: t.usable_cpus().len().max(1),
-            cores: t.cores().len().clamp(1, t.usable_cpus().len().max(1)),
+            cpus,
+            // No core information: each CPU counts as a core, as
+            // `Work::Bandwidth`'s worker count does.
+            cores: match t.cores().len() {
+                0 => cpus,
+                n => n.min(cpus),
+            },
             nodes: t.numa_nodes().iter().map(|n| n.os_index).collect(),
-            llc_bytes: child::llc_bytes(&t),
+            llc_bytes: child::llc_bytes(t),
         }
     }
 
@@ -416,4 +425,41 @@ pub fn run(o: &Options) -> Result<String, String> {
     } else {
         report::text(&doctor, &rec, o.out.as_deref())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keel_rt::topology::Loader;
+
+    /// A machine that reports no cores (no sysfs topology, no core IDs in
+    /// proc/cpuinfo) counts each usable CPU as a core, as the topology's
+    /// worker count does, rather than claiming one core with SMT siblings.
+    #[test]
+    fn a_machine_without_core_information_has_one_core_per_cpu() {
+        let root = std::env::temp_dir().join(format!("keel-doctor-nocores-{}", std::process::id()));
+        for cpu in 0..4 {
+            std::fs::create_dir_all(root.join(format!("sys/devices/system/cpu/cpu{cpu}"))).unwrap();
+        }
+        std::fs::write(root.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
+        let t = Loader::new(&root).load().unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(t.cores().is_empty());
+        let m = Machine::of(&t);
+        assert_eq!((m.cpus, m.cores), (4, 4));
+        assert_eq!(m.widths(), [1, 2, 4]);
+    }
+
+    #[test]
+    fn widths_are_powers_of_two_then_cores_and_cpus() {
+        let m = |cpus, cores| Machine {
+            cpus,
+            cores,
+            nodes: vec![0],
+            llc_bytes: 0,
+        };
+        assert_eq!(m(1, 1).widths(), [1]);
+        assert_eq!(m(2, 2).widths(), [1, 2]);
+        assert_eq!(m(48, 24).widths(), [1, 2, 4, 8, 16, 24, 32, 48]);
+    }
 }
