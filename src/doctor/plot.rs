@@ -348,7 +348,7 @@ mod tests {
     use crate::doctor::recommend::{self, Kind};
     use crate::doctor::{Machine, report};
 
-    /// A run on a 2-node machine of 64 CPUs on 32 cores, as recorded.
+    /// A made-up run on a 2-node machine of 64 CPUs on 32 cores.
     fn server() -> Doctor {
         let widths = [1usize, 2, 4, 8, 16, 32, 64];
         let curve = |f: fn(f64) -> f64| -> Vec<(usize, Vec<f64>)> {
