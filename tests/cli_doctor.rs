@@ -315,6 +315,40 @@ fn crashing_and_hanging_children_are_reported_and_the_run_goes_on() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A run in which no measurement succeeded still prints and writes what
+/// it has (the failures, the defaults it falls back to), and exits 1, so
+/// that a script does not take the defaults for measurements.
+#[test]
+fn a_run_with_nothing_measured_fails() {
+    let dir = temp("nothing");
+    let out = keel(
+        &[
+            "doctor",
+            "--quick",
+            "--json",
+            "--only",
+            "spin",
+            "--out",
+            dir.to_str().unwrap(),
+        ],
+        &[("KEEL_DOCTOR_INJECT", "crash:spin")],
+        Duration::from_secs(120),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.lines()
+            .last()
+            .unwrap_or("")
+            .contains("no measurement succeeded"),
+        "{err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(v["failures"].as_array().unwrap().len(), 4);
+    assert!(dir.join("report.md").is_file() && dir.join("keel.conf").is_file());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn doctor_arguments() {
     let limit = Duration::from_secs(60);

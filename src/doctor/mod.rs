@@ -153,6 +153,8 @@ struct Runner {
     bar: indicatif::ProgressBar,
     failures: Vec<(String, String)>,
     binding_refused: usize,
+    /// Children that answered.
+    answered: usize,
 }
 
 impl Runner {
@@ -163,6 +165,7 @@ impl Runner {
         self.bar.inc(1);
         match r {
             Ok(v) => {
+                self.answered += 1;
                 if v["binding_failures"].as_u64().is_some_and(|n| n > 0) {
                     self.binding_refused += 1;
                 }
@@ -190,14 +193,18 @@ impl Runner {
 const SPIN_WINDOWS_US: [u64; 4] = [0, 10, 100, 1000];
 const PLACEMENT_KINDS: [Kind; 2] = [Kind::Scan, Kind::Gather];
 
+/// What a run has to say: the text for stdout, and why the run failed
+/// even so (no measurement succeeded: the output holds only defaults).
+pub type Outcome = (String, Option<String>);
+
 /// Runs `keel doctor` and returns what to print on stdout.
-pub fn run(o: &Options) -> Result<String, String> {
+pub fn run(o: &Options) -> Result<Outcome, String> {
     if o.help {
-        return Ok(HELP.to_string());
+        return Ok((HELP.to_string(), None));
     }
     if let Some(id) = &o.child {
         let v = child::run(id, o.quick)?;
-        return Ok(format!("{v}\n"));
+        return Ok((format!("{v}\n"), None));
     }
     // Before measuring anything: a folder that cannot be made fails now,
     // not after minutes of measurements.
@@ -257,6 +264,7 @@ pub fn run(o: &Options) -> Result<String, String> {
         bar,
         failures: Vec::new(),
         binding_refused: 0,
+        answered: 0,
     };
     let start = Instant::now();
     let mut notes = Vec::new();
@@ -417,14 +425,21 @@ pub fn run(o: &Options) -> Result<String, String> {
     if let Some(dir) = &o.out {
         report::write_dir(dir, &doctor, &rec)?;
     }
-    Ok(if o.json {
+    let text = if o.json {
         let mut s = serde_json::to_string_pretty(&report::json(&doctor, &rec))
             .map_err(|e| e.to_string())?;
         s.push('\n');
         s
     } else {
         report::text(&doctor, &rec, o.out.as_deref())
-    })
+    };
+    let failed = (r.answered == 0 && !doctor.failures.is_empty()).then(|| {
+        format!(
+            "no measurement succeeded ({} failed); the recommendation is only the defaults",
+            doctor.failures.len()
+        )
+    });
+    Ok((text, failed))
 }
 
 #[cfg(test)]
