@@ -386,13 +386,12 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
                     width: spin_width,
                     window_us: *us,
                 };
-                if let Some(v) = r.measure(job) {
-                    if let (Some(t), Some(c)) =
+                if let Some(v) = r.measure(job)
+                    && let (Some(t), Some(c)) =
                         (v["round_trip_us"].as_f64(), v["idle_cpus"].as_f64())
-                    {
-                        trips.push(t);
-                        cpus.push(c);
-                    }
+                {
+                    trips.push(t);
+                    cpus.push(c);
                 }
             }
         }
