@@ -68,3 +68,10 @@ pub(crate) fn write_stderr(msg: &[u8]) {
         libc::write(2, msg.as_ptr().cast(), msg.len());
     }
 }
+
+/// Varies from run to run where Miri's clock does; a fixed word otherwise.
+pub(crate) fn random_u64() -> u64 {
+    let x = now_ms() ^ 0x6b65_656c_6672_6565;
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 31)
+}

@@ -129,15 +129,21 @@ pub(crate) unsafe fn release(ptr: *mut u8, len: usize) -> bool {
     unsafe { libc::madvise(ptr.cast(), len, advice) == 0 }
 }
 
-/// Monotonic milliseconds (for idle decay).
+/// Monotonic milliseconds for idle decay, from the coarse clock where
+/// there is one (a memory read in the vDSO, about a quarter of the cost of
+/// the precise clock, at the kernel tick's granularity of a few ms).
 pub(crate) fn now_ms() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let clock = libc::CLOCK_MONOTONIC_COARSE;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let clock = libc::CLOCK_MONOTONIC;
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes into the struct we own.
     unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        libc::clock_gettime(clock, &mut ts);
     }
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
@@ -148,4 +154,34 @@ pub(crate) fn write_stderr(msg: &[u8]) {
     unsafe {
         libc::write(2, msg.as_ptr().cast(), msg.len());
     }
+}
+
+/// 64 unpredictable bits without a syscall that could fail: the kernel's
+/// per-process random bytes (`AT_RANDOM`) where there are some, mixed with
+/// the clock and an address (so two processes differ even without them).
+pub(crate) fn random_u64() -> u64 {
+    let here = 0u8;
+    let mut x = now_ms() ^ ((&raw const here).addr() as u64).rotate_left(32);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: getauxval has no preconditions; AT_RANDOM, when present,
+        // points at 16 bytes the kernel placed on the initial stack.
+        unsafe {
+            let p = libc::getauxval(libc::AT_RANDOM) as *const u64;
+            if !p.is_null() {
+                x ^= p.read_unaligned();
+            }
+        }
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    x ^= (ts.tv_nsec as u64) << 17;
+    // splitmix64's finalizer spreads the bits.
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }
