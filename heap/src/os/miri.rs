@@ -19,6 +19,11 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
     }
 }
 
+/// As [`map`] (Miri commits nothing ahead of use anyway).
+pub(crate) fn map_from(len: usize, align: usize, _commit_from: usize) -> *mut u8 {
+    map(len, align)
+}
+
 /// # Safety
 /// `ptr` came from [`map`] with the same `len` and `align`.
 pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, align: usize) {
