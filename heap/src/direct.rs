@@ -113,9 +113,12 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         return Some((data, zero));
     }
     let map_len = round_up(off.checked_add(pages)?, REGION)?;
-    // Aligning the base to `align` too makes `base + align` aligned.
+    // Aligning the base to `align` too makes `base + align` aligned. The
+    // chunks of alignment padding before the one holding the header page
+    // are reserved, not committed (whole chunks: the chunk map calls any
+    // pointer into them interior without reading there).
     let map_align = REGION.max(align);
-    let base = os::map(map_len, map_align);
+    let base = os::map_from(map_len, map_align, (off - PAGE) & !(REGION - 1));
     if base.is_null() {
         return None;
     }
@@ -193,7 +196,12 @@ fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
                     best = cur;
                     best_prev = prev;
                 }
-            } else if offset_fits(cur, align) && (big.is_null() || u > (*big).usable) {
+            } else if offset_fits(cur, align)
+                && (*cur).data.addr() - (*cur).base.addr() == PAGE
+                && (big.is_null() || u > (*big).usable)
+            {
+                // (Only a map with no reserved padding is one mapping that
+                // `mremap` can move.)
                 big = cur;
                 big_prev = prev;
             }

@@ -25,8 +25,7 @@ use crate::buddy::{Buddy, F_ZERO, Since};
 use crate::foreign::ForeignList;
 use crate::gc::{self, NEVER};
 use crate::region::{
-    BadPointer, CHUNK_REGION, Loc, Region, SLAB_ORDER, SlabMeta, chunk_map_fits, locate,
-    mark_chunks,
+    Bad, CHUNK_REGION, Loc, Region, SLAB, SLAB_ORDER, SlabMeta, chunk_map_fits, locate, mark_chunks,
 };
 use crate::size_class::{CLASSES, class_for, class_size};
 use crate::stats::{HeapCounters, LocalCounters, global};
@@ -46,6 +45,7 @@ pub(crate) struct Ownership {
 }
 
 impl Ownership {
+    #[inline]
     pub(crate) fn new_owned() -> Self {
         Ownership {
             state: AtomicU8::new(OWNED),
@@ -54,11 +54,13 @@ impl Ownership {
 
     /// Gives the heap up; everything the owner did before is visible to the
     /// next adopter.
+    #[inline]
     pub(crate) fn abandon(&self) {
         self.state.store(ABANDONED, Ordering::Release);
     }
 
     /// Claims an abandoned heap.
+    #[inline]
     pub(crate) fn try_adopt(&self) -> bool {
         self.state.load(Ordering::Relaxed) == ABANDONED
             && self
@@ -68,17 +70,20 @@ impl Ownership {
     }
 
     /// Whether the heap has no owner (abandoned, or borrowed for a moment).
+    #[inline]
     pub(crate) fn is_abandoned(&self) -> bool {
         self.state.load(Ordering::Relaxed) != OWNED
     }
 
     /// Whether a borrow is under way (it ends shortly).
+    #[inline]
     pub(crate) fn is_borrowed(&self) -> bool {
         self.state.load(Ordering::Relaxed) == BORROWED
     }
 
     /// Borrows an abandoned heap for a short operation; everything the
     /// previous owner or borrower did is visible.
+    #[inline]
     pub(crate) fn try_borrow(&self) -> bool {
         self.state.load(Ordering::Relaxed) == ABANDONED
             && self
@@ -89,6 +94,7 @@ impl Ownership {
 
     /// Ends a borrow: the heap is abandoned again, with the borrower's
     /// writes visible to the next adopter or borrower.
+    #[inline]
     pub(crate) fn end_borrow(&self) {
         self.state.store(ABANDONED, Ordering::Release);
     }
@@ -120,12 +126,21 @@ pub(crate) struct Local {
     pub(crate) tick_mask: u32,
     /// The clock at the last check a count made due.
     pub(crate) tick_ms: u64,
+    /// The process's free mark ([`crate::free_key`]), kept here where the
+    /// free path reads it from a line it touches anyway.
+    pub(crate) free_key: u64,
+    /// All ones, or 0 to look every free up in full (the checker):
+    /// refreshed when the options change.
+    pub(crate) key_mask: u64,
 }
 
 /// One heap.
 pub(crate) struct HeapCore {
     pub(crate) foreign: ForeignList,
     pub(crate) ownership: Ownership,
+    /// The process's free mark, read by threads that free into this heap
+    /// (beside the ownership word they read anyway).
+    pub(crate) free_key: u64,
     next: plain::AtomicPtr<HeapCore>,
     counters: HeapCounters,
     local: UnsafeCell<Local>,
@@ -149,6 +164,7 @@ pub(crate) fn for_each_heap(mut f: impl FnMut(&HeapCore, bool)) {
 
 /// Adopts an abandoned heap or creates one. Null when out of memory.
 pub(crate) fn acquire() -> *const HeapCore {
+    crate::init_free_key();
     // A heap borrowed for a free is abandoned again within a few hundred
     // nanoseconds: wait a little for one rather than map a new heap.
     for _ in 0..64 {
@@ -183,6 +199,7 @@ pub(crate) fn acquire() -> *const HeapCore {
         p.write(HeapCore {
             foreign: ForeignList::new(),
             ownership: Ownership::new_owned(),
+            free_key: crate::free_key(),
             next: plain::AtomicPtr::new(ptr::null_mut()),
             counters: HeapCounters::default(),
             local: UnsafeCell::new(Local {
@@ -201,6 +218,8 @@ pub(crate) fn acquire() -> *const HeapCore {
                 // Small at first: the check adapts it to the allocation rate.
                 tick_mask: 15,
                 tick_ms: now,
+                free_key: crate::free_key(),
+                key_mask: if crate::full_checks() { 0 } else { u64::MAX },
             }),
         });
         let mut head = HEAPS.load(POrd::Relaxed);
@@ -213,6 +232,14 @@ pub(crate) fn acquire() -> *const HeapCore {
         }
     }
     p
+}
+
+/// The word of a small block after its free-list link: holds the process's
+/// free mark ([`crate::free_key`]) while the block is free, anything else
+/// while it is live.
+#[inline(always)]
+pub(crate) fn key_slot(p: *mut u8) -> *mut u64 {
+    p.cast::<u64>().wrapping_add(1)
 }
 
 /// The buddy order holding `need` bytes (`need <= MEDIUM_MAX`).
@@ -343,22 +370,24 @@ impl HeapCore {
             let l = self.local();
             let m = &mut *s;
             let size = class_size(c);
-            let p;
+            let (p, fresh);
             if !m.free.is_null() {
                 p = m.free;
                 m.free = p.cast::<*mut u8>().read();
-                if zero {
-                    p.write_bytes(0, size);
-                }
+                fresh = false;
             } else {
-                p = slab::base_of(s).add(m.bump as usize * size);
-                m.bump += 1;
-                if zero && !m.zero_tail {
-                    p.write_bytes(0, size);
-                }
+                p = slab::base_of(s).add(m.bump as usize);
+                m.bump += size as u32;
+                fresh = m.zero_tail();
+            }
+            // Live now: no free mark (an object bumped out of reused memory
+            // may hold an old one).
+            key_slot(p).write(0);
+            if zero && !fresh {
+                p.write_bytes(0, size);
             }
             m.used += 1;
-            if m.free.is_null() && m.bump == m.cap {
+            if m.free.is_null() && m.bump as usize + size > SLAB {
                 // `s` is the bin's head: the callers took it from there.
                 slab::pop_front(&mut l.bins[c], s);
             }
@@ -404,7 +433,7 @@ impl HeapCore {
                 // An empty slab of any class: its pages are resident.
                 let m = l.parked;
                 slab::unpark(&mut l.parked, m);
-                let fresh = (*m).zero_tail && (*m).bump == 0;
+                let fresh = (*m).zero_tail() && (*m).bump == 0;
                 slab::init(slab::base_of(m), c, fresh)
             } else {
                 let Some((b, z)) = self.block(SLAB_ORDER) else {
@@ -568,7 +597,7 @@ impl HeapCore {
     /// The caller owns this heap; `p` is a live block from keel-heap (or a
     /// pointer the debug detector will report).
     #[inline]
-    pub(crate) unsafe fn free(&self, p: *mut u8) -> Result<(), BadPointer> {
+    pub(crate) unsafe fn free(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: forwarded.
         unsafe { self.free_in(p, crate::region::chunk_kind(p.addr())) }
     }
@@ -579,7 +608,7 @@ impl HeapCore {
     /// # Safety
     /// As `free`; `kind == chunk_kind(p)`.
     #[inline(always)]
-    pub(crate) unsafe fn free_in(&self, p: *mut u8, kind: u8) -> Result<(), BadPointer> {
+    pub(crate) unsafe fn free_in(&self, p: *mut u8, kind: u8) -> Result<(), Bad> {
         if kind == CHUNK_REGION {
             let r = Region::of(p);
             // SAFETY: a region chunk has a live header; `owner` never changes.
@@ -603,15 +632,46 @@ impl HeapCore {
     /// # Safety
     /// `p` is a live block of `owner` (or a pointer the detector reports).
     #[inline(always)]
-    unsafe fn free_other(owner: *const HeapCore, p: *mut u8) -> Result<(), BadPointer> {
+    pub(crate) unsafe fn free_other(owner: *const HeapCore, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: heaps are never unmapped.
         let o = unsafe { &*owner };
         if o.ownership.is_abandoned() {
             // SAFETY: forwarded.
             return unsafe { Self::free_abandoned(o, p) };
         }
-        // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
-        unsafe { o.foreign.push(p) };
+        // SAFETY: `p` is in a live region of `o`; see `mark_foreign_free`.
+        unsafe {
+            Self::mark_foreign_free(p)?;
+            o.foreign.push(p);
+        }
+        Ok(())
+    }
+
+    /// The always-on checks for a small block freed by a thread that does
+    /// not own its heap (medium blocks are checked when the owner drains
+    /// them): its offset must be a multiple of its class size and it must not
+    /// carry the free mark; then it is marked free.
+    ///
+    /// # Safety
+    /// `p` is in a live region; if it is a live block, the caller owns it.
+    #[inline(always)]
+    unsafe fn mark_foreign_free(p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: a live region's header; a slot's magic changes only when
+        // the whole slab is free; the owner heap is never unmapped.
+        unsafe {
+            let r = Region::of(p);
+            let magic = (*r).magics[(p.addr() & (REGION - 1)) / SLAB];
+            if magic != 0 {
+                if ((p.addr() & (SLAB - 1)) as u32).wrapping_mul(magic) >= magic {
+                    return Err(Bad::interior(p));
+                }
+                let key = (*(*r).owner).free_key;
+                if key_slot(p).read() == key {
+                    return Err(Bad::double_free(p));
+                }
+                key_slot(p).write(key);
+            }
+        }
         Ok(())
     }
 
@@ -621,7 +681,7 @@ impl HeapCore {
     /// As `free_other`.
     #[cold]
     #[inline(never)]
-    unsafe fn free_abandoned(o: &HeapCore, p: *mut u8) -> Result<(), BadPointer> {
+    unsafe fn free_abandoned(o: &HeapCore, p: *mut u8) -> Result<(), Bad> {
         if o.ownership.try_borrow() {
             // SAFETY: borrowed just now: we are the heap's only user until
             // we give it back.
@@ -632,8 +692,11 @@ impl HeapCore {
                 return r;
             }
         }
-        // SAFETY: the block is dead and at least 16 bytes, 16-aligned.
-        unsafe { o.foreign.push(p) };
+        // SAFETY: as in `free_other`.
+        unsafe {
+            Self::mark_foreign_free(p)?;
+            o.foreign.push(p);
+        }
         // An owner-less heap's foreign list waits for the sweep.
         if o.ownership.is_abandoned() {
             gc::note_abandoned_foreign(os::now_ms());
@@ -647,12 +710,12 @@ impl HeapCore {
     /// # Safety
     /// As `free`; `p` is not in a region.
     #[inline(never)]
-    unsafe fn free_direct(p: *mut u8) -> Result<(), BadPointer> {
+    unsafe fn free_direct(p: *mut u8) -> Result<(), Bad> {
         // SAFETY: chunk map says direct, or nothing (then locate errs).
         match unsafe { locate(p) }? {
             // SAFETY: a live direct map.
             Loc::Direct(h) => unsafe { direct::free(h) },
-            _ => return Err(BadPointer::Foreign(p.addr())),
+            _ => return Err(Bad::foreign(p)),
         }
         Ok(())
     }
@@ -665,13 +728,13 @@ impl HeapCore {
     /// # Safety
     /// `p` is a live block from keel-heap (or a pointer the detector reports).
     /// `kind` is the chunk map's entry for `p`, read by the caller.
-    #[inline(always)]
+    #[inline]
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn free_unowned(
         p: *mut u8,
         kind: u8,
         fallback: *const HeapCore,
-    ) -> Option<Result<(), BadPointer>> {
+    ) -> Option<Result<(), Bad>> {
         if kind == CHUNK_REGION {
             // SAFETY: a region chunk has a live header; `owner` never changes.
             let owner = unsafe { (*Region::of(p)).owner };
@@ -685,38 +748,178 @@ impl HeapCore {
         Some(unsafe { Self::free_direct(p) })
     }
 
-    /// Frees one of our own region blocks.
+    /// Frees one of our own region blocks, with the always-on checks.
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions.
     #[inline(always)]
-    pub(crate) unsafe fn free_local(&self, p: *mut u8) -> Result<(), BadPointer> {
+    pub(crate) unsafe fn free_local(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        unsafe { self.free_local_in::<false>(p) }
+    }
+
+    /// [`free_local`](Self::free_local) that reports a bad pointer itself
+    /// (and ends the process): no result to pass back on the hot path.
+    ///
+    /// # Safety
+    /// As `free_local`.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn free_local_reporting(&self, p: *mut u8) {
+        // SAFETY: forwarded.
+        let _ = unsafe { self.free_local_in::<true>(p) };
+    }
+
+    /// [`free_local`](Self::free_local); `drained` for a block taken from
+    /// the foreign list, which its freer already checked and marked.
+    ///
+    /// The always-on checks of a small block (cheap enough for every free,
+    /// as glibc's tcache key): its offset in the slab is a multiple of the
+    /// class size (one multiply) and below the objects ever handed out, and
+    /// its second word does not hold the process's free mark, which every
+    /// free writes there and every allocation clears. A block carrying the
+    /// mark is looked up on the slab's free list (after draining the foreign
+    /// list) before it is called a double free, so live data that happens
+    /// to equal the mark is not. With the checker on, every free is looked
+    /// up that way.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions.
+    /// With `REPORT`, a bad pointer is reported here (ending the process)
+    /// and the result is always `Ok`.
+    #[inline(always)]
+    unsafe fn free_local_in<const REPORT: bool>(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `p` is in our region. Every call off the
+        // common path is in tail position, so nothing lives across one and
+        // the inlined path needs few saved registers.
+        unsafe {
+            let r = Region::of(p);
+            let slot = (p.addr() & (REGION - 1)) / SLAB;
+            let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
+            let class1 = (*m).class1;
+            if class1 == 0 {
+                let r = self.free_medium(p);
+                if REPORT && let Err(e) = r {
+                    crate::report_bad_free(e);
+                }
+                return r;
+            }
+            let c = (class1 - 1) as usize % CLASSES;
+            let soff = p.addr() & (SLAB - 1);
+            if !(*m).is_object_offset(soff) || soff >= (*m).bump as usize {
+                if REPORT {
+                    crate::report_fatal(Bad::interior(p));
+                }
+                return Err(Bad::interior(p));
+            }
+            let l = self.local();
+            // `key_mask` is 0 with the checker on: every block is looked up.
+            if (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 {
+                let r = self.free_small_checked(p, m, c);
+                if REPORT && let Err(e) = r {
+                    crate::report_fatal(e);
+                }
+                return r;
+            }
+            key_slot(p).write(l.free_key);
+            self.push_small(p, m, c)
+        }
+    }
+
+    /// Frees a block taken from the foreign list. Its freer checked a small
+    /// block's shape and marked it free; what it could not read without
+    /// owning the heap is checked here: that the object was ever handed out
+    /// (and, with the checker on, that it is not on the free list already).
+    ///
+    /// # Safety
+    /// Owner only; `p` came off our foreign list.
+    #[inline(always)]
+    unsafe fn free_drained(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: owner-only state; `p` is in our region.
         unsafe {
             let r = Region::of(p);
-            let off = p.addr() & (REGION - 1);
-            let slot = off / crate::region::SLAB;
-            let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
-            let l = self.local();
-            if (*m).class1 != 0 {
-                if cfg!(debug_assertions) {
-                    self.check_small(p, m)?;
-                }
-                let c = (*m).class1 as usize - 1;
-                p.cast::<*mut u8>().write((*m).free);
-                (*m).free = p;
-                (*m).used -= 1;
-                if !(*m).in_bin {
-                    slab::push_front(&mut l.bins[c], m);
-                }
-                if (*m).used == 0 {
-                    self.slab_emptied(m, c);
-                }
-                l.counters.freed += class_size(c) as u64;
-                return Ok(());
+            let m: *mut SlabMeta = &raw mut (*r).slabs[(p.addr() & (REGION - 1)) / SLAB];
+            let class1 = (*m).class1;
+            if class1 == 0 {
+                return self.free_medium(p);
             }
-            self.free_medium(p)
+            let c = (class1 - 1) as usize % CLASSES;
+            if p.addr() & (SLAB - 1) >= (*m).bump as usize {
+                return Err(Bad::interior(p));
+            }
+            if self.local().key_mask == 0 {
+                // A block pushed twice by racing freers.
+                self.confirm_small_free(p, m, false)?;
+            }
+            self.push_small(p, m, c)
         }
+    }
+
+    /// Puts checked small block `p` of our slab `m` (class `c`) on the
+    /// slab's free list.
+    ///
+    /// # Safety
+    /// Owner only; `p` is a live object of `m`, marked free.
+    #[inline(always)]
+    unsafe fn push_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
+            let l = self.local();
+            p.cast::<*mut u8>().write((*m).free);
+            (*m).free = p;
+            (*m).used -= 1;
+            if !(*m).in_bin() {
+                slab::push_front(&mut l.bins[c], m);
+            }
+            l.counters.freed += class_size(c) as u64;
+            if (*m).used == 0 {
+                return self.slab_emptied(m, c);
+            }
+            Ok(())
+        }
+    }
+
+    /// [`free_local_in`](Self::free_local_in) for a block carrying the free
+    /// mark, or any block with the checker on: looks it up before freeing.
+    ///
+    /// # Safety
+    /// As `free_local_in`, with the shape checks passed.
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_small_checked(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state.
+        unsafe {
+            self.confirm_small_free(p, m, true)?;
+            key_slot(p).write(self.local().free_key);
+            self.push_small(p, m, c)
+        }
+    }
+
+    /// Whether small block `p` of our slab `m` is free already: drains the
+    /// foreign list first if `drain` (`p` may wait there), then looks for
+    /// `p` on the slab's free list. Out of line: reached only for a block
+    /// carrying the free mark, or with the checker on.
+    ///
+    /// # Safety
+    /// Owner only; `p` is an object address of our slab `m`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn confirm_small_free(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        drain: bool,
+    ) -> Result<(), Bad> {
+        // SAFETY: owner-only state.
+        unsafe {
+            if drain {
+                self.drain_foreign();
+            }
+            if (*m).class1 != 0 && slab::is_free(m, p) {
+                return Err(Bad::double_free(p));
+            }
+        }
+        Ok(())
     }
 
     /// A slab of class `c` just became empty: stamped with the heap's clock
@@ -727,7 +930,7 @@ impl HeapCore {
     /// Owner only; `m` is on class `c`'s bin with `used == 0`.
     #[cold]
     #[inline(never)]
-    unsafe fn slab_emptied(&self, m: *mut SlabMeta, c: usize) {
+    unsafe fn slab_emptied(&self, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
             let l = self.local();
@@ -737,6 +940,7 @@ impl HeapCore {
             }
             gc::note_free(l, l.now_ms);
         }
+        Ok(())
     }
 
     /// Frees one of our own medium (buddy) blocks: out of line.
@@ -744,7 +948,7 @@ impl HeapCore {
     /// # Safety
     /// Owner only; `p` is in one of our regions, not in a slab.
     #[inline(never)]
-    unsafe fn free_medium(&self, p: *mut u8) -> Result<(), BadPointer> {
+    unsafe fn free_medium(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: owner-only state; `p` is in our region.
         unsafe {
             match locate(p)? {
@@ -759,38 +963,32 @@ impl HeapCore {
                     l.counters.freed += (PAGE << order) as u64;
                     Ok(())
                 }
-                _ => Err(BadPointer::Interior(p.addr())),
+                _ => Err(Bad::interior(p)),
             }
         }
     }
 
-    unsafe fn check_small(&self, p: *mut u8, m: *mut SlabMeta) -> Result<(), BadPointer> {
-        // SAFETY: our slab.
-        unsafe {
-            let size = class_size((*m).class1 as usize - 1);
-            if (p.addr() - slab::base_of(m).addr()) % size != 0 {
-                return Err(BadPointer::Interior(p.addr()));
-            }
-            if slab::is_free(m, p) {
-                return Err(BadPointer::DoubleFree(p.addr()));
-            }
-        }
-        Ok(())
-    }
-
-    /// The debug detector: whether `p` is a live block of this heap or a
-    /// direct map (reports double frees, interior and foreign pointers).
+    /// The detector on demand: whether `p` is a live block of this heap,
+    /// another heap, or a direct map (double frees, interior and foreign
+    /// pointers), changing nothing but draining this heap's foreign list.
     ///
     /// # Safety
-    /// Owner only.
-    pub(crate) unsafe fn check_free(&self, p: *mut u8) -> Result<(), BadPointer> {
+    /// Owner only; `p` is null, not keel-heap's, or points into live
+    /// keel-heap memory.
+    pub(crate) unsafe fn check_free(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: locate only reads mapped memory per the chunk map.
         let loc = unsafe { locate(p) }?;
         if let Loc::Small { r, slot } = loc {
             // SAFETY: a live region; the slab's lists are ours if we own it.
             unsafe {
+                let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
                 if ptr::eq((*r).owner, self) {
-                    self.check_small(p, &raw mut (*r).slabs[slot])?;
+                    if p.addr() & (SLAB - 1) >= (*m).bump as usize {
+                        return Err(Bad::interior(p));
+                    }
+                    self.confirm_small_free(p, m, true)?;
+                } else if key_slot(p).read() == crate::free_key() {
+                    return Err(Bad::double_free(p));
                 }
             }
         }
@@ -805,10 +1003,11 @@ impl HeapCore {
         let mut n = self.foreign.take_all();
         let mut count = 0u64;
         while !n.is_null() {
-            // SAFETY: drained nodes are dead blocks of our regions.
+            // SAFETY: drained nodes are dead blocks of our regions, checked
+            // and marked by their freers.
             unsafe {
                 let next = ForeignList::next(n);
-                if let Err(e) = self.free_local(n) {
+                if let Err(e) = self.free_drained(n) {
                     crate::report_bad_free(e);
                 }
                 n = next;
@@ -868,8 +1067,8 @@ impl HeapCore {
         // SAFETY: owner-only state.
         unsafe {
             let l = self.local();
-            let fresh = (*m).zero_tail && (*m).bump == 0;
-            (*m).class1 = 0;
+            let fresh = (*m).zero_tail() && (*m).bump == 0;
+            slab::clear(m);
             let since = Since {
                 gc: l.epoch,
                 ms: (*m).empty_ms,

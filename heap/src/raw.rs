@@ -395,6 +395,26 @@ pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
 #[inline(always)]
 unsafe fn free_kind(ptr: *mut u8, kind: u8) {
     let h = cur::get();
+    // The one path kept inline: a small or medium block of this thread's own
+    // heap. Everything else is a call away, so this path saves few registers.
+    if !h.is_null() && kind == crate::region::CHUNK_REGION {
+        // SAFETY: a region chunk has a live header; `owner` never changes.
+        if ptr::eq(unsafe { (*crate::region::Region::of(ptr)).owner }, h) {
+            // SAFETY: this thread owns `h`, and `ptr` is in its region.
+            unsafe { (*h).free_local_reporting(ptr) };
+            return;
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { free_kind_other(ptr, kind, h) }
+}
+
+/// [`free_kind`] for anything but this thread's own region blocks.
+///
+/// # Safety
+/// As [`free_kind`]; `h` is this thread's heap slot.
+#[inline(never)]
+unsafe fn free_kind_other(ptr: *mut u8, kind: u8, h: *const HeapCore) {
     let r = if h.is_null() {
         // No heap of ours (set-up, teardown, or a thread that never
         // allocated): other heaps' blocks go to their foreign lists and
@@ -409,6 +429,10 @@ unsafe fn free_kind(ptr: *mut u8, kind: u8) {
             // SAFETY: forwarded contract.
             None => unsafe { free_on_fallback(ptr) },
         }
+    } else if kind == crate::region::CHUNK_REGION {
+        // SAFETY: another heap's region block (the caller checked ours);
+        // a region chunk has a live header whose owner never changes.
+        unsafe { HeapCore::free_other((*crate::region::Region::of(ptr)).owner, ptr) }
     } else {
         // SAFETY: this thread owns `h`; `kind` is `ptr`'s entry.
         unsafe { (*h).free_in(ptr, kind) }
@@ -424,7 +448,7 @@ unsafe fn free_kind(ptr: *mut u8, kind: u8) {
 /// `ptr` is a live block of the fallback heap.
 #[cold]
 #[inline(never)]
-unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::BadPointer> {
+unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::region::Bad> {
     with_fallback(|fb| match fb {
         // SAFETY: exclusive use of the fallback heap under its lock.
         Some(fb) => unsafe { fb.free(ptr) },

@@ -84,6 +84,14 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             for s in 0..SLABS {
                 let m = &raw mut (*r).slabs[s];
+                if (*r).classes[s] != (*m).class1
+                    || (*r).magics[s] != if (*m).class1 == 0 { 0 } else { (*m).magic }
+                {
+                    return fail(
+                        "slot's class copy disagrees with its slab",
+                        r.addr() + s * SLAB,
+                    );
+                }
                 if (*m).class1 == 0 {
                     continue;
                 }
@@ -95,39 +103,47 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     );
                 }
                 let c = (*m).class1 as usize - 1;
-                if c >= CLASSES || (*m).cap as usize != SLAB / class_size(c) {
-                    return fail("slab has a bad class or capacity", base.addr());
+                let cap = SLAB / class_size(c);
+                if c >= CLASSES
+                    || (*m).bump as usize % class_size(c) != 0
+                    || (*m).bump as usize > cap * class_size(c)
+                {
+                    return fail("slab has a bad class or bump offset", base.addr());
                 }
+                let bumped = (*m).bump as usize / class_size(c);
                 let mut nfree = 0usize;
                 let mut f = (*m).free;
                 while !f.is_null() {
                     let off = f.addr().wrapping_sub(base.addr());
-                    if off >= SLAB
-                        || off % class_size(c) != 0
-                        || off / class_size(c) >= (*m).bump as usize
-                    {
+                    if off >= SLAB || off % class_size(c) != 0 || off >= (*m).bump as usize {
                         return fail(
                             "slab free list points outside its handed-out objects",
                             f.addr(),
                         );
                     }
+                    if crate::heap::key_slot(f).read() != crate::free_key() {
+                        return fail(
+                            "free object lost its free mark (written after it was freed?)",
+                            f.addr(),
+                        );
+                    }
                     nfree += 1;
-                    if nfree > (*m).cap as usize {
+                    if nfree > cap {
                         return fail("slab free list has a cycle", base.addr());
                     }
                     f = f.cast::<*mut u8>().read();
                 }
-                if (*m).used as usize + nfree != (*m).bump as usize || (*m).bump > (*m).cap {
+                if (*m).used as usize + nfree != bumped {
                     return fail(
                         "slab counts disagree (used + free != handed out)",
                         base.addr(),
                     );
                 }
-                if (*m).parked && ((*m).used != 0 || (*m).in_bin) {
+                if (*m).parked() && ((*m).used != 0 || (*m).in_bin()) {
                     return fail("parked slab in use or on a bin", base.addr());
                 }
-                let room = !(*m).free.is_null() || (*m).bump < (*m).cap;
-                if room != ((*m).in_bin || (*m).parked) {
+                let room = !(*m).free.is_null() || bumped < cap;
+                if room != ((*m).in_bin() || (*m).parked()) {
                     return fail(
                         "slab with room not on its bin (or full slab on it)",
                         base.addr(),
@@ -187,7 +203,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
         let mut m = l.parked;
         let mut n = 0usize;
         while !m.is_null() {
-            if !(*m).parked || (*m).class1 == 0 {
+            if !(*m).parked() || (*m).class1 == 0 {
                 return fail("empty-slab list holds a slab not parked", m.addr());
             }
             n += 1;
@@ -200,7 +216,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             let mut m = l.bins[c];
             let mut n = 0usize;
             while !m.is_null() {
-                if !(*m).in_bin || (*m).class1 as usize != c + 1 {
+                if !(*m).in_bin() || (*m).class1 as usize != c + 1 {
                     return fail(
                         "bin holds a slab of another class or not marked in a bin",
                         m.addr(),
