@@ -100,7 +100,7 @@ impl KeyData {
 
 fn lengths() -> Vec<usize> {
     if cfg!(miri) {
-        vec![0, 1, 63, 64, 65, 130, 300]
+        vec![0, 65, 130]
     } else {
         let mut v: Vec<usize> = (0..=300).step_by(7).collect();
         v.extend([4095, 4096, 4097, 9000, 20_011]);
