@@ -267,6 +267,29 @@ impl Kernels {
     }
 }
 
+/// Columns of 64-bit values of at least this many bytes are summed by the
+/// AVX2 leaves at the AVX-512 level: on the Zen 4 this was tuned on, the
+/// 256-bit leaves read memory faster than the 512-bit ones once a column
+/// outgrows the 32 MiB L3 (i64: 19.3 against 17.8 GB/s at 16 Mi rows, 23.5
+/// against 21.3 at 128 Mi; f64 alike), while in cache the 512-bit ones are
+/// as fast or faster. Both give the same sums (the same lanes in the same
+/// order). `bench/src/bin/sums.rs` measures both.
+pub(crate) const SUM_AVX2_FROM_BYTES: usize = 16 << 20;
+
+/// The level a sum of `rows` values of `T` runs at, given the handle's:
+/// the fastest measured, not the widest (see [`SUM_AVX2_FROM_BYTES`]).
+#[inline]
+pub(crate) fn sum_level<T>(level: crate::cpu::Level, rows: usize) -> crate::cpu::Level {
+    use crate::cpu::Level;
+    let big = core::mem::size_of::<T>() == 8 && rows.saturating_mul(8) >= SUM_AVX2_FROM_BYTES;
+    if level == Level::Avx512 && big {
+        // A CPU with the AVX-512 level has AVX2 and its helpers too.
+        Level::Avx2
+    } else {
+        level
+    }
+}
+
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
 /// Only when the result equals that sentinel can no row have counted; count
 /// then, never on the common path.

@@ -155,7 +155,8 @@ macro_rules! element {
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
-                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
+                let level = crate::agg::sum_level::<$t>(k.level(), v.len());
+                dispatch!(level, sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
             }
             fn k_filter(
                 _: Token,
