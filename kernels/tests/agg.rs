@@ -106,10 +106,18 @@ fn i16_every_level_equals_scalar() {
     check_type::<i16>(90);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
 fn u16_every_level_equals_scalar() {
     check_type::<u16>(91);
 }
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
 fn i8_every_level_equals_scalar() {
     check_type::<i8>(92);
 }
@@ -297,4 +305,31 @@ fn miri_builds_with_simd_features_run_those_levels() {
         want,
         "a feature detection needs is missing from the build's features"
     );
+}
+
+/// Unmasked sums of 64-bit columns of 16 MiB and more run a 128-bit loop at
+/// the SIMD levels: the same bits as the scalar twin and as the masked
+/// leaves.
+#[test]
+#[cfg_attr(miri, ignore = "20 MiB columns: too slow for Miri")]
+fn large_unmasked_sums_equal_the_scalar_twin() {
+    let n = (20 << 20) / 8 + 37;
+    let v: Vec<f64> = column(Pattern::Small, n, 9);
+    let i: Vec<i64> = column(Pattern::Any, n, 10);
+    let u: Vec<u64> = i.iter().map(|&x| x as u64).collect();
+    let s = Kernels::scalar();
+    for k in Kernels::supported() {
+        assert_eq!(
+            k.sum(&v).to_bits(),
+            s.sum(&v).to_bits(),
+            "f64 {}",
+            k.level()
+        );
+        let m = k
+            .sum_masked(&v, Some(&vec![!0u64; n.div_ceil(64)][..]))
+            .unwrap();
+        assert_eq!(m.to_bits(), s.sum(&v).to_bits(), "masked f64 {}", k.level());
+        assert_eq!(k.sum(&i), s.sum(&i), "i64 {}", k.level());
+        assert_eq!(k.sum(&u), s.sum(&u), "u64 {}", k.level());
+    }
 }

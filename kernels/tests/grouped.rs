@@ -100,7 +100,7 @@ impl KeyData {
 
 fn lengths() -> Vec<usize> {
     if cfg!(miri) {
-        vec![0, 1, 63, 64, 65, 130, 300]
+        vec![0, 65, 130]
     } else {
         let mut v: Vec<usize> = (0..=300).step_by(7).collect();
         v.extend([4095, 4096, 4097, 9000, 20_011]);
@@ -112,7 +112,7 @@ fn check_type<T: Gen>(seed: u64) {
     let mut r = Rng(seed | 1);
     let s = Kernels::scalar();
     let spreads: &[u64] = if cfg!(miri) {
-        &[3, 40]
+        &[3]
     } else {
         &[1, 3, 8, 16, 200]
     };

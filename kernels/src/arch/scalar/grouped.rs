@@ -104,8 +104,8 @@ impl<T: Num> Table<'_, T> {
 }
 
 /// Adds the rows `m` counts (of `rows` if given, else of all), in order.
-/// `keys` and every column of `values` have the same length; every listed
-/// row is below it.
+/// `keys` and every column of `values` have the same length `n`; every
+/// listed row is below it.
 pub(crate) fn add<T: Num>(
     t: &mut Table<'_, T>,
     keys: KeyCols<'_>,
@@ -123,24 +123,85 @@ pub(crate) fn add<T: Num>(
                 }
             }
         }
-        None if m.is_all() => {
-            for i in 0..n {
-                t.add_row(keys.slot(i), i, values);
-            }
+        None => add_range(t, keys, values, m, 0, n),
+    }
+}
+
+/// Adds the rows of `start..end` that `m` counts, in order (`end` is at
+/// most the columns' length; `start` is a multiple of 64 or `end`).
+pub(crate) fn add_range<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    values: &[&[T]],
+    m: RowMask<'_>,
+    start: usize,
+    end: usize,
+) {
+    if t.mins.is_empty() && t.maxs.is_empty() {
+        // Sums and counts only: a pass over the keys for the counts, then
+        // one per column, each as tight as a hand-written group-by loop
+        // (the slot of a row is a closure the compiler inlines per key
+        // kind). Each lane still takes its rows in order.
+        match keys {
+            KeyCols::U8(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
+            KeyCols::U16(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
+            KeyCols::Pair {
+                a,
+                b,
+                a_lo,
+                b_lo,
+                b_span,
+            } => sums_only(t, values, m, start, end, |i| {
+                usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo)
+            }),
         }
-        None => {
-            for blk in 0..n.div_ceil(64) {
-                let mut w = m.word(blk);
-                let rows_here = n - blk * 64;
-                if rows_here < 64 {
-                    w &= (1u64 << rows_here) - 1;
-                }
-                while w != 0 {
-                    let i = blk * 64 + w.trailing_zeros() as usize;
-                    t.add_row(keys.slot(i), i, values);
-                    w &= w - 1;
-                }
-            }
+        return;
+    }
+    for_each_row(m, start, end, |i| t.add_row(keys.slot(i), i, values));
+}
+
+/// Calls `f` on each row of `start..end` that `m` counts, in order.
+#[inline(always)]
+fn for_each_row(m: RowMask<'_>, start: usize, end: usize, mut f: impl FnMut(usize)) {
+    if m.is_all() {
+        (start..end).for_each(f);
+        return;
+    }
+    let mut i = start;
+    while i < end {
+        let b = i / 64;
+        let rows = (end - b * 64).min(64);
+        let mut w = m.word(b) & (!0u64 >> (64 - rows)) & (!0u64 << (i % 64));
+        while w != 0 {
+            f(b * 64 + w.trailing_zeros() as usize);
+            w &= w - 1;
         }
+        i = b * 64 + 64;
+    }
+}
+
+#[inline(always)]
+fn sums_only<T: Num>(
+    t: &mut Table<'_, T>,
+    values: &[&[T]],
+    m: RowMask<'_>,
+    start: usize,
+    end: usize,
+    slot: impl Fn(usize) -> usize,
+) {
+    let counts = &mut *t.counts;
+    for_each_row(m, start, end, |i| counts[slot(i)] += 1);
+    if t.sums.is_empty() {
+        return;
+    }
+    let (columns, lanes) = (t.columns, t.lanes);
+    let lane_mask = lanes - 1;
+    for (c, col) in values.iter().enumerate() {
+        let col = &col[..end];
+        let sums = &mut *t.sums;
+        for_each_row(m, start, end, |i| {
+            let at = (slot(i) * columns + c) * lanes + (i & lane_mask);
+            sums[at] = T::sum_add(sums[at], col[i].widen());
+        });
     }
 }

@@ -135,16 +135,9 @@ macro_rules! sum_leaf {
             while c0 < blocks {
                 let c1 = blocks.min(c0 + CHUNK_BLOCKS);
                 if scalar_rest {
-                    for b in c0..c1 {
-                        let mut w = m.word(b) & lim(n, b);
-                        while w != 0 {
-                            let i = b * 64 + w.trailing_zeros() as usize;
-                            t.add_row(keys.slot(i), i, values);
-                            w &= w - 1;
-                        }
-                    }
-                    c0 = c1;
-                    continue;
+                    // The rest of the call in one go: the scalar twin.
+                    crate::arch::scalar::grouped::add_range(t, keys, values, m, c0 * 64, n);
+                    break;
                 }
                 // Pass A: the hot slots' masks and counts; the other rows
                 // go to the table now, and name candidates for the hot set.
