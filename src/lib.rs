@@ -52,6 +52,25 @@ mod runtime;
 ))]
 pub use runtime::{HandCx, MORSEL_ROWS, Runtime, RuntimeConfig, RuntimeError, WorkKind};
 
+// An engine shares one runtime between its threads and sends its errors
+// across them; a hand's context holds that hand's heap and must stay on
+// the thread running it. A change that broke either fails to compile.
+#[cfg(all(
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "heap",
+    feature = "kernels"
+))]
+mod assertions {
+    use super::*;
+    static_assertions::assert_impl_all!(Runtime: Send, Sync);
+    static_assertions::assert_impl_all!(RuntimeConfig: Send, Sync, Clone);
+    static_assertions::assert_impl_all!(RuntimeError: Send, Sync, core::error::Error);
+    static_assertions::assert_impl_all!(WorkKind: Send, Sync, Copy);
+    static_assertions::assert_not_impl_any!(HandCx<'static>: Send, Sync);
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(all(
     doctest,

@@ -51,10 +51,11 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    // The output, and why the command failed after all (printed after it).
     let result = match cmd.to_str() {
-        Some("topo") => topo::parse_args(&mut p).and_then(|o| topo::run(&o)),
+        Some("topo") => topo::parse_args(&mut p).and_then(|o| topo::run(&o).map(|t| (t, None))),
         Some("doctor") => doctor::parse_args(&mut p).and_then(|o| doctor::run(&o)),
-        Some("help") => Ok(USAGE.to_string()),
+        Some("help") => Ok((USAGE.to_string(), None)),
         _ => {
             let cmd = cmd.to_string_lossy();
             eprintln!("keel: unknown command `{cmd}`\n\n{USAGE}");
@@ -62,9 +63,14 @@ fn main() -> ExitCode {
         }
     };
     match result {
-        Ok(text) => {
+        Ok((text, None)) => {
             print(&text);
             ExitCode::SUCCESS
+        }
+        Ok((text, Some(e))) => {
+            print(&text);
+            eprintln!("keel {}: {e}", cmd.to_string_lossy());
+            ExitCode::FAILURE
         }
         Err(e) => {
             eprintln!("keel {}: {e}", cmd.to_string_lossy());

@@ -154,16 +154,25 @@ fn size(b: u64) -> String {
 /// worker counts.
 pub fn tree(t: &Topology) -> String {
     let mut out = String::new();
+    let left_out = t.online_cpus().len().saturating_sub(t.usable_cpus().len());
+    let offline = t.offline_cpus();
     let _ = writeln!(
         out,
-        "Machine: {} usable CPUs ({}) of {} online{}",
+        "Machine: {} usable CPUs ({}) of {} online{}{}",
         t.usable_cpus().len(),
         t.usable_cpus(),
         t.online_cpus().len(),
-        if t.offline_cpus().is_empty() {
-            String::new()
-        } else {
-            format!(", offline {}", t.offline_cpus())
+        match left_out {
+            0 => String::new(),
+            n => format!(
+                " (the other {n} {} outside this process's CPU affinity or cgroup cpuset)",
+                if n == 1 { "is" } else { "are" }
+            ),
+        },
+        match offline.len() {
+            0 => String::new(),
+            1 => format!("; offline: CPU {offline}"),
+            _ => format!("; offline: CPUs {offline}"),
         }
     );
     let pkgs: Vec<(String, CpuSet)> = t

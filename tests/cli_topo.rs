@@ -86,6 +86,24 @@ fn tree_on_a_fixture_shows_every_level() {
     assert!(kinds.find("CPUs 0-4,10-14").unwrap() < kinds.find("CPUs 5-9,15-19").unwrap());
 }
 
+/// The first line says why online CPUs are not usable, and names the
+/// offline ones as CPUs rather than a bare list that reads as a count.
+#[test]
+fn the_machine_line_explains_unusable_and_offline_cpus() {
+    let Some(f) = fixture("16amd64-8n2c-cpusets") else {
+        return;
+    };
+    let out = keel(&["topo", "--root", f.join("root").to_str().unwrap()]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    let first = s.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "Machine: 10 usable CPUs (0-3,5-6,12-15) of 15 online (the other 5 are outside \
+         this process's CPU affinity or cgroup cpuset); offline: CPU 4"
+    );
+}
+
 #[test]
 fn garbage_root_fails_with_the_file_and_text() {
     let d = temp_root("garbage");
@@ -301,6 +319,7 @@ fn missing_fixtures_fail_under_ci() {
     for test in [
         "json_on_a_fixture_matches_hwloc",
         "tree_on_a_fixture_shows_every_level",
+        "the_machine_line_explains_unusable_and_offline_cpus",
     ] {
         common::check_missing_oracle(test, false, "fixture");
     }

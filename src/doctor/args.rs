@@ -35,6 +35,10 @@ options:
   --timeout SECS   give up on a measurement after this long (default 60
                    with --quick, 300 without)
   -h, --help       print this help
+
+A measurement that crashes or outlives --timeout is reported and the run
+goes on. The exit status is 1 when no measurement succeeded (the report is
+written all the same), or the arguments are wrong; else 0.
 ";
 
 /// A question `keel doctor` answers.

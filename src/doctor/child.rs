@@ -132,7 +132,15 @@ pub struct Budget {
     pub cache_multiple: u64,
     /// And at least this many bytes.
     pub min_bytes: u64,
+    /// Random indices a gather repetition fetches, at most.
+    pub gather_rows: usize,
 }
+
+/// A child's start: process, topology, pool (about 20 ms measured).
+const START: Duration = Duration::from_millis(30);
+/// Writing a fresh buffer, page faults included: 0.8 to 2 ns a byte
+/// measured on a loaded 2-core Zen 4, single-threaded as [`column`] does.
+const FILL_NS_PER_BYTE: f64 = 1.5;
 
 impl Budget {
     /// The budget of a full run or of `--quick`.
@@ -142,14 +150,46 @@ impl Budget {
                 time: Duration::from_millis(200),
                 cache_multiple: 2,
                 min_bytes: 32 << 20,
+                gather_rows: 2 << 20,
             }
         } else {
             Budget {
                 time: Duration::from_millis(700),
                 cache_multiple: 4,
                 min_bytes: 128 << 20,
+                gather_rows: 8 << 20,
             }
         }
+    }
+
+    /// Bytes of the scan and gather column on a machine with `llc` bytes
+    /// of last-level cache.
+    pub fn column_bytes(&self, llc: u64) -> u64 {
+        llc.saturating_mul(self.cache_multiple).max(self.min_bytes)
+    }
+
+    /// About how long a child measuring `kind` runs on a machine with `llc`
+    /// bytes of last-level cache: start-up, the buffers it writes, then
+    /// the timed repetitions. The buffers grow with the cache, so on a
+    /// large server they, not the timed part, dominate.
+    pub fn child_time(&self, kind: Kind, llc: u64) -> Duration {
+        let bytes = self.column_bytes(llc);
+        let written = match kind {
+            Kind::Scan => bytes,
+            // The indices (4 B a row) and the output (8 B), and about as
+            // much again for the untimed repetition's random reads.
+            Kind::Gather => {
+                let rows = (bytes / 8).min(self.gather_rows as u64);
+                bytes + 24 * rows
+            }
+            Kind::Compute => 0,
+        };
+        START + self.time + Duration::from_secs_f64(written as f64 * FILL_NS_PER_BYTE * 1e-9)
+    }
+
+    /// About how long a spin child runs.
+    pub fn spin_time(&self) -> Duration {
+        START + self.time * 2
     }
 }
 
@@ -206,7 +246,7 @@ fn pool(t: &Topology, width: usize, bind: Bind, spin: Option<Duration>) -> Resul
 }
 
 /// The total size of the last-level data caches.
-fn llc_bytes(t: &Topology) -> u64 {
+pub fn llc_bytes(t: &Topology) -> u64 {
     let data = || {
         t.caches()
             .iter()
@@ -270,7 +310,7 @@ fn work(
     let pool = pool(t, width, bind, None)?;
     let failures = pool.binding_failures();
     let nodes: Vec<u32> = t.numa_nodes().iter().map(|n| n.os_index).collect();
-    let bytes = (llc_bytes(t) * budget.cache_multiple).max(budget.min_bytes);
+    let bytes = budget.column_bytes(llc_bytes(t));
     let rows = (bytes / 8) as usize;
     let sink = AtomicU64::new(0);
     let (value, first, placed) = match kind {
@@ -286,11 +326,7 @@ fn work(
         }
         Kind::Gather => {
             let (col, placed) = column(rows, place, &nodes);
-            let n = rows.min(if budget.cache_multiple > 2 {
-                8 << 20
-            } else {
-                2 << 20
-            });
+            let n = rows.min(budget.gather_rows);
             let mut x = 0x2545_F491_4F6C_DD1Du64;
             let bound = col.len().min(u32::MAX as usize) as u64;
             let idx: Vec<u32> = (0..n)
@@ -431,6 +467,24 @@ mod tests {
         assert!(!matches("gather", "scan/w4/none/default"));
         assert!(!matches("", "scan/w4/none/default"));
         assert!(!matches("scan/w4/none/default/x", "scan/w4/none/default"));
+    }
+
+    /// The estimate counts the buffers, which grow with the cache: on a
+    /// server with 768 MiB of L3 a full run's scan child writes 3 GiB
+    /// before its timed part starts.
+    #[test]
+    fn the_estimate_grows_with_the_buffers() {
+        let full = Budget::new(false);
+        let small = full.child_time(Kind::Scan, 32 << 20);
+        let large = full.child_time(Kind::Scan, 768 << 20);
+        assert_eq!(full.column_bytes(768 << 20), 3 << 30);
+        assert!(large >= full.time + Duration::from_secs(3), "{large:?}");
+        assert!(small < full.time + Duration::from_millis(400), "{small:?}");
+        assert!(full.child_time(Kind::Gather, 32 << 20) > small);
+        assert_eq!(full.child_time(Kind::Compute, 768 << 20), START + full.time);
+        let quick = Budget::new(true);
+        assert!(quick.child_time(Kind::Scan, 32 << 20) < small);
+        assert_eq!(quick.spin_time(), START + quick.time * 2);
     }
 
     #[test]

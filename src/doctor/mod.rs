@@ -19,7 +19,7 @@ mod spawn;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use keel_rt::topology::{CacheKind, Topology};
+use keel_rt::topology::Topology;
 use serde_json::Value;
 
 pub use args::{HELP, Options, Question, parse_args};
@@ -35,27 +35,27 @@ pub struct Machine {
     pub cores: usize,
     /// NUMA node numbers.
     pub nodes: Vec<u32>,
-    /// Total last-level cache.
+    /// The last-level data caches, all instances together.
     pub llc_bytes: u64,
 }
 
 impl Machine {
     fn detect() -> Machine {
-        let t = Topology::detect();
-        let data = || {
-            t.caches()
-                .iter()
-                .filter(|c| c.kind != CacheKind::Instruction)
-        };
-        let level = data().map(|c| c.level).max().unwrap_or(0);
+        Machine::of(&Topology::detect())
+    }
+
+    fn of(t: &Topology) -> Machine {
+        let cpus = t.usable_cpus().len().max(1);
         Machine {
-            cpus: t.usable_cpus().len().max(1),
-            cores: t.cores().len().clamp(1, t.usable_cpus().len().max(1)),
+            cpus,
+            // No core information: each CPU counts as a core, as
+            // `Work::Bandwidth`'s worker count does.
+            cores: match t.cores().len() {
+                0 => cpus,
+                n => n.min(cpus),
+            },
             nodes: t.numa_nodes().iter().map(|n| n.os_index).collect(),
-            llc_bytes: data()
-                .filter(|c| c.level == level)
-                .map(|c| c.size_bytes)
-                .sum(),
+            llc_bytes: child::llc_bytes(t),
         }
     }
 
@@ -153,6 +153,8 @@ struct Runner {
     bar: indicatif::ProgressBar,
     failures: Vec<(String, String)>,
     binding_refused: usize,
+    /// Children that answered.
+    answered: usize,
 }
 
 impl Runner {
@@ -163,6 +165,7 @@ impl Runner {
         self.bar.inc(1);
         match r {
             Ok(v) => {
+                self.answered += 1;
                 if v["binding_failures"].as_u64().is_some_and(|n| n > 0) {
                     self.binding_refused += 1;
                 }
@@ -190,14 +193,18 @@ impl Runner {
 const SPIN_WINDOWS_US: [u64; 4] = [0, 10, 100, 1000];
 const PLACEMENT_KINDS: [Kind; 2] = [Kind::Scan, Kind::Gather];
 
+/// What a run has to say: the text for stdout, and why the run failed
+/// even so (no measurement succeeded: the output holds only defaults).
+pub type Outcome = (String, Option<String>);
+
 /// Runs `keel doctor` and returns what to print on stdout.
-pub fn run(o: &Options) -> Result<String, String> {
+pub fn run(o: &Options) -> Result<Outcome, String> {
     if o.help {
-        return Ok(HELP.to_string());
+        return Ok((HELP.to_string(), None));
     }
     if let Some(id) = &o.child {
         let v = child::run(id, o.quick)?;
-        return Ok(format!("{v}\n"));
+        return Ok((format!("{v}\n"), None));
     }
     // Before measuring anything: a folder that cannot be made fails now,
     // not after minutes of measurements.
@@ -210,25 +217,24 @@ pub fn run(o: &Options) -> Result<String, String> {
     let widths = machine.widths();
     let placement_possible = machine.nodes.len() >= 2;
     let count = |q, n: usize| if asked(q) { rounds * n } else { 0 };
+    // Children per kind of work, and spin children.
+    let children = |k: Kind| {
+        count(Question::Width, widths.len())
+            + count(Question::Binding, Bind::ALL.len())
+            + if placement_possible && PLACEMENT_KINDS.contains(&k) {
+                count(Question::Placement, Place::ALL.len())
+            } else {
+                0
+            }
+    };
     let spins = count(Question::Spin, SPIN_WINDOWS_US.len());
-    let total = count(Question::Width, Kind::ALL.len() * widths.len())
-        + count(Question::Binding, Kind::ALL.len() * Bind::ALL.len())
-        + if placement_possible {
-            count(
-                Question::Placement,
-                PLACEMENT_KINDS.len() * Place::ALL.len(),
-            )
-        } else {
-            0
-        }
-        + spins;
+    let total = Kind::ALL.iter().map(|&k| children(k)).sum::<usize>() + spins;
     let budget = Budget::new(o.quick);
-    // A work child: start-up, buffers, one untimed repetition, then the
-    // timed ones for `budget.time`; a spin child runs twice that. (About
-    // 0.8 s and 1.5 s a child in a full run on a 2-core machine.)
-    let overhead = Duration::from_millis(if o.quick { 100 } else { 150 });
-    let expected = (budget.time + overhead) * (total - spins) as u32
-        + (budget.time * 2 + overhead) * spins as u32;
+    let expected = Kind::ALL
+        .iter()
+        .map(|&k| budget.child_time(k, machine.llc_bytes) * children(k) as u32)
+        .sum::<Duration>()
+        + budget.spin_time() * spins as u32;
     eprintln!(
         "keel doctor: up to {total} measurements on {} CPUs ({} cores), each in a fresh process; expected duration about {}{}",
         machine.cpus,
@@ -258,6 +264,7 @@ pub fn run(o: &Options) -> Result<String, String> {
         bar,
         failures: Vec::new(),
         binding_refused: 0,
+        answered: 0,
     };
     let start = Instant::now();
     let mut notes = Vec::new();
@@ -379,13 +386,12 @@ pub fn run(o: &Options) -> Result<String, String> {
                     width: spin_width,
                     window_us: *us,
                 };
-                if let Some(v) = r.measure(job) {
-                    if let (Some(t), Some(c)) =
+                if let Some(v) = r.measure(job)
+                    && let (Some(t), Some(c)) =
                         (v["round_trip_us"].as_f64(), v["idle_cpus"].as_f64())
-                    {
-                        trips.push(t);
-                        cpus.push(c);
-                    }
+                {
+                    trips.push(t);
+                    cpus.push(c);
                 }
             }
         }
@@ -418,12 +424,56 @@ pub fn run(o: &Options) -> Result<String, String> {
     if let Some(dir) = &o.out {
         report::write_dir(dir, &doctor, &rec)?;
     }
-    Ok(if o.json {
+    let text = if o.json {
         let mut s = serde_json::to_string_pretty(&report::json(&doctor, &rec))
             .map_err(|e| e.to_string())?;
         s.push('\n');
         s
     } else {
         report::text(&doctor, &rec, o.out.as_deref())
-    })
+    };
+    let failed = (r.answered == 0 && !doctor.failures.is_empty()).then(|| {
+        format!(
+            "no measurement succeeded ({} failed); the recommendation is only the defaults",
+            doctor.failures.len()
+        )
+    });
+    Ok((text, failed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use keel_rt::topology::Loader;
+
+    /// A machine that reports no cores (no sysfs topology, no core IDs in
+    /// proc/cpuinfo) counts each usable CPU as a core, as the topology's
+    /// worker count does, rather than claiming one core with SMT siblings.
+    #[test]
+    fn a_machine_without_core_information_has_one_core_per_cpu() {
+        let root = std::env::temp_dir().join(format!("keel-doctor-nocores-{}", std::process::id()));
+        for cpu in 0..4 {
+            std::fs::create_dir_all(root.join(format!("sys/devices/system/cpu/cpu{cpu}"))).unwrap();
+        }
+        std::fs::write(root.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
+        let t = Loader::new(&root).load().unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(t.cores().is_empty());
+        let m = Machine::of(&t);
+        assert_eq!((m.cpus, m.cores), (4, 4));
+        assert_eq!(m.widths(), [1, 2, 4]);
+    }
+
+    #[test]
+    fn widths_are_powers_of_two_then_cores_and_cpus() {
+        let m = |cpus, cores| Machine {
+            cpus,
+            cores,
+            nodes: vec![0],
+            llc_bytes: 0,
+        };
+        assert_eq!(m(1, 1).widths(), [1]);
+        assert_eq!(m(2, 2).widths(), [1, 2]);
+        assert_eq!(m(48, 24).widths(), [1, 2, 4, 8, 16, 24, 32, 48]);
+    }
 }

@@ -65,12 +65,16 @@ fn width(path: &Path, d: &Doctor, rec: &Recommendation) -> Res<()> {
     let root = SVGBackend::new(path, (900, 300 * d.width.len() as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let panels = root.split_evenly((d.width.len(), 1));
-    let max_w = d
+    // The widths swept are the axis' ticks: a log axis's own ticks are
+    // powers of ten, which leave 2 to 8 and 16 to 64 unnamed.
+    let mut ticks: Vec<f64> = d
         .width
         .iter()
-        .flat_map(|(_, p)| p.iter().map(|(w, _)| *w))
-        .max()
-        .unwrap_or(1) as f64;
+        .flat_map(|(_, p)| p.iter().map(|(w, _)| *w as f64))
+        .collect();
+    ticks.sort_by(f64::total_cmp);
+    ticks.dedup();
+    let max_w = ticks.last().copied().unwrap_or(1.0);
     for (i, ((kind, pts), panel)) in d.width.iter().zip(panels.iter()).enumerate() {
         let points: Vec<(f64, f64)> = pts
             .iter()
@@ -82,7 +86,12 @@ fn width(path: &Path, d: &Doctor, rec: &Recommendation) -> Res<()> {
             .margin(12)
             .x_label_area_size(36)
             .y_label_area_size(60)
-            .build_cartesian_2d((0.8f64..max_w * 1.25).log_scale(), 0f64..top)
+            .build_cartesian_2d(
+                (0.8f64..max_w * 1.25)
+                    .log_scale()
+                    .with_key_points(ticks.clone()),
+                0f64..top,
+            )
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
@@ -330,4 +339,105 @@ fn spin(path: &Path, d: &Doctor, rec: &Recommendation) -> Res<()> {
         .draw()
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
+}
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::doctor::recommend::{self, Kind};
+    use crate::doctor::{Machine, report};
+
+    /// A made-up run on a 2-node machine of 64 CPUs on 32 cores.
+    fn server() -> Doctor {
+        let widths = [1usize, 2, 4, 8, 16, 32, 64];
+        let curve = |f: fn(f64) -> f64| -> Vec<(usize, Vec<f64>)> {
+            widths.iter().map(|&w| (w, vec![f(w as f64)])).collect()
+        };
+        let bars = |v: [f64; 3]| {
+            Bind::ALL
+                .iter()
+                .zip(v)
+                .map(|(&b, x)| (b, vec![x]))
+                .collect()
+        };
+        Doctor {
+            machine: Machine {
+                cpus: 64,
+                cores: 32,
+                nodes: vec![0, 1],
+                llc_bytes: 256 << 20,
+            },
+            quick: false,
+            rounds: 1,
+            width: vec![
+                (Kind::Scan, curve(|w| 12.0 * w.min(10.0))),
+                (
+                    Kind::Gather,
+                    curve(|w| 8.0 * w.min(32.0) - (w - 32.0).max(0.0)),
+                ),
+                (
+                    Kind::Compute,
+                    curve(|w| 900.0 * w.min(32.0) + (w - 32.0).max(0.0)),
+                ),
+            ],
+            binding: vec![Comparison {
+                kind: Kind::Gather,
+                width: 32,
+                results: bars([100.0, 90.0, 60.0]),
+            }],
+            placement: Ok(vec![Comparison {
+                kind: Kind::Gather,
+                width: 32,
+                results: vec![
+                    (Place::Default, vec![100.0]),
+                    (Place::Interleave, vec![130.0]),
+                ],
+            }]),
+            spin: vec![
+                (0, vec![40.0], vec![0.01]),
+                (10, vec![30.0], vec![0.2]),
+                (100, vec![8.0], vec![1.5]),
+                (1000, vec![6.0], vec![9.0]),
+            ],
+            spin_width: 32,
+            failures: Vec::new(),
+            notes: Vec::new(),
+            elapsed: Duration::from_secs(60),
+            expected: Duration::from_secs(60),
+        }
+    }
+
+    /// The texts of an SVG file that parses as XML.
+    fn texts(path: &Path) -> Vec<String> {
+        let text = std::fs::read_to_string(path).unwrap();
+        let doc = roxmltree::Document::parse(&text).unwrap();
+        doc.descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .map(|n| n.text().unwrap_or("").trim().to_string())
+            .collect()
+    }
+
+    /// Every width measured is a tick of its own on the (logarithmic)
+    /// width axis, so that a reader can tell which point is which.
+    #[test]
+    fn each_width_measured_is_labelled() {
+        let d = server();
+        let rec = recommend::recommend(&report::measured(&d));
+        let dir = std::env::temp_dir().join(format!("keel-plot-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = all(&dir, &d, &rec).unwrap();
+        assert_eq!(files.len(), 4, "{files:?}");
+        let t = texts(&dir.join("width.svg"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        for w in ["1", "2", "4", "8", "16", "32", "64"] {
+            assert_eq!(
+                t.iter().filter(|x| *x == w).count(),
+                d.width.len(),
+                "width {w}, one tick a panel: {t:?}"
+            );
+        }
+        assert!(t.iter().any(|x| x == "knee: width 16"), "{t:?}");
+        assert!(t.iter().any(|x| x == "physical cores (32)"), "{t:?}");
+    }
 }

@@ -133,7 +133,8 @@ pub fn json(d: &Doctor, rec: &Recommendation) -> Value {
             "usable_cpus": d.machine.cpus,
             "physical_cores": d.machine.cores,
             "numa_nodes": d.machine.nodes,
-            "last_level_cache_bytes": d.machine.llc_bytes,
+            // All instances together (`keel topo` gives one instance's).
+            "last_level_cache_total_bytes": d.machine.llc_bytes,
         },
         "quick": d.quick,
         "rounds": d.rounds,
@@ -349,7 +350,7 @@ fn header(d: &Doctor, out: &mut String) {
     let m = &d.machine;
     let _ = writeln!(
         out,
-        "# keel doctor\n\nMachine: {} usable CPUs, {} physical cores, {} NUMA node{}, {} MiB of last-level cache.\n",
+        "# keel doctor\n\nMachine: {} usable CPUs, {} physical cores, {} NUMA node{}, {} MiB of last-level cache in all.\n",
         m.cpus,
         m.cores,
         m.nodes.len(),
@@ -406,10 +407,14 @@ pub fn write_dir(dir: &Path, d: &Doctor, rec: &Recommendation) -> Result<(), Str
 mod tests {
     use super::*;
     use crate::doctor::recommend::{Bind, Kind};
+    use keel_rt::heap::Placement;
     use keel_rt::pool::{Binding, Pool, Source};
+    use keel_rt::topology::Topology;
+    use keel_rt::{Runtime, WorkKind};
 
     /// Every value the recommendation can take is written so that the
-    /// pool's parser reads it back, and a pool built from it runs with it.
+    /// pool's parser reads it back, and a pool and a runtime built from it
+    /// run with it.
     #[test]
     fn the_settings_round_trip_through_the_pool() {
         for (bind, binding) in [
@@ -438,6 +443,27 @@ mod tests {
                 ] {
                     assert_eq!(back.count(key).map(|(v, _)| v), Some(n), "{key}");
                 }
+                // The runtime reads placement and the widths per kind
+                // through the same parser.
+                let rt = Runtime::with_settings(Topology::detect(), back.clone()).unwrap();
+                let rc = rt.config();
+                let want = match placement {
+                    "auto" => Placement::Auto,
+                    "interleave" => Placement::Interleave,
+                    _ => Placement::Default,
+                };
+                assert_eq!((rc.placement, rc.placement_source), (want, Source::File));
+                for (kind, n) in [
+                    (WorkKind::Scan, 2),
+                    (WorkKind::Gather, 3),
+                    (WorkKind::Compute, 1),
+                ] {
+                    assert_eq!(rt.width_for(kind), n, "{kind:?}");
+                }
+                assert!(rc.widths.iter().all(|&(_, src)| src == Source::File));
+                assert!(rc.notes.is_empty(), "{:?}", rc.notes);
+                assert_eq!(rt.pool().width(), 3);
+                drop(rt);
                 let pool = Pool::builder().settings(back).build().unwrap();
                 let c = pool.config();
                 assert_eq!((c.width, c.width_source), (3, Source::File));

@@ -285,13 +285,17 @@ fn garbage_in_every_parsed_file_is_an_error() {
         "sys/fs/cgroup/app/cpuset.mems.effective",
         "sys/fs/cgroup/app/cpu.max",
     ];
+    // One tree, each file spoiled in turn and then put back (building a
+    // tree per case made this the slowest test of the crate).
+    let m = machine("garbage", 4);
+    m.write("proc/self/cgroup", "0::/app\n");
+    m.write("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+    m.write("sys/fs/cgroup/app/cpu.max", "max 100000\n");
+    assert!(m.load().is_ok(), "the tree before any garbage");
     for f in files {
+        let original = std::fs::read(m.0.join(f)).ok();
         for garbage in ["zz\u{7}", "\u{FFFD}9"] {
-            let m = machine("garbage", 4);
-            m.write("proc/self/cgroup", "0::/app\n");
-            m.write("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
-            m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
-            m.write("sys/fs/cgroup/app/cpu.max", "max 100000\n");
             m.write(f, garbage);
             let err = match m.load() {
                 Err(e) => e.to_string(),
@@ -304,7 +308,12 @@ fn garbage_in_every_parsed_file_is_an_error() {
                 "{err} quotes the text"
             );
         }
+        match original {
+            Some(bytes) => std::fs::write(m.0.join(f), bytes).unwrap(),
+            None => m.remove(f),
+        }
     }
+    assert!(m.load().is_ok(), "the tree with every file put back");
     // Not UTF-8 at all.
     let m = machine("garbage-bytes", 2);
     std::fs::write(
