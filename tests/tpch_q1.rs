@@ -132,11 +132,9 @@ fn plan_equals_the_oracle_at_every_width() {
             .count() as u64
     );
     for w in [1, 2, 3] {
-        assert_eq!(
-            plan::q1(&runtime(w), plan::Checked::new(&l).unwrap()).unwrap(),
-            want,
-            "width {w}"
-        );
+        let (rt, checked) = (runtime(w), plan::Checked::new(&l).unwrap());
+        assert_eq!(plan::q1(&rt, checked).unwrap(), want, "width {w}");
+        assert_eq!(plan::q1_grouped(&rt, checked).unwrap(), want, "width {w}");
     }
 }
 
@@ -160,6 +158,10 @@ fn plan_handles_empty_and_unselected_input() {
     let a = plan::q1(&rt, plan::Checked::new(&l).unwrap()).unwrap();
     assert_eq!((a.count(), a.rows.len()), (1, 1));
     assert_eq!(a, q1::oracle(&l));
+    assert_eq!(
+        plan::q1_grouped(&rt, plan::Checked::new(&l).unwrap()).unwrap(),
+        a
+    );
 }
 
 #[test]

@@ -21,7 +21,9 @@ rounds=${ROUNDS:-5}
 reps=${REPS:-5}
 threads=${THREADS:-2}
 # read-all is the yardstick: keel's hands streaming the same columns and
-# summing each, nothing else (the bandwidth floor of any Q1 plan).
+# summing each, nothing else (the bandwidth floor of any Q1 plan);
+# keel-grouped (not run by default) is keel's plan with the kernels'
+# grouped aggregate as its group step.
 contenders=(${CONTENDERS:-keel rayon-fused rayon-arrow duckdb read-all})
 data=${Q1_DATA:-bench/target/q1}
 venv=$data/venv
@@ -48,7 +50,7 @@ log=bench/results/q1-$(date +%Y%m%d-%H%M%S).log
 run_one() { # contender sf
   local dir=$data/sf$2
   case $1 in
-    keel | read-all) "$bin/tpch_q1_keel" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
+    keel | keel-grouped | read-all) "$bin/tpch_q1_keel" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     rayon-*) "$bin/tpch_q1_rayon" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     duckdb) "$venv/bin/python" bench/q1/duckdb_q1.py --dir "$dir" --threads "$threads" --reps "$reps" ;;
     *) echo "unknown contender $1" >&2; exit 1 ;;

@@ -76,6 +76,11 @@ fn main() {
                 assert_eq!((got.0, got.1), want, "read-all: wrong sums")
             })
         }
-        other => panic!("unknown contender {other:?} (keel, read-all)"),
+        // The same plan with the kernels' grouped aggregate as its group step.
+        "keel-grouped" => {
+            let checked = plan::Checked::new(&l).expect("valid columns");
+            common::measure(&args, || plan::q1_grouped(&rt, checked).expect("plan"))
+        }
+        other => panic!("unknown contender {other:?} (keel, keel-grouped, read-all)"),
     }
 }
