@@ -87,9 +87,27 @@ pub(crate) fn note_abandoned(l: &Local) {
     }
 }
 
-/// Notes that an owner-less heap has frees waiting on its foreign list.
-pub(crate) fn note_abandoned_foreign(now: u64) {
-    ABANDONED_DUE.fetch_min(now, Ordering::Relaxed);
+/// Notes that an owner-less heap has frees waiting on its foreign list:
+/// the sweep is due now (a load, and a store only the first time).
+#[inline]
+pub(crate) fn note_abandoned_foreign() {
+    if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
+        ABANDONED_DUE.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Drains the foreign lists of abandoned heaps that have frees waiting
+/// (for a statistics snapshot, which then counts them freed).
+pub(crate) fn drain_abandoned() {
+    crate::heap::for_each_heap(|a, abandoned| {
+        if abandoned && !a.foreign.is_empty() && a.ownership.try_borrow() {
+            // SAFETY: borrowed just now, given back right after.
+            unsafe {
+                a.drain_foreign();
+                a.give_back();
+            }
+        }
+    });
 }
 
 /// How much pass 5 does.

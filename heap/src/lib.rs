@@ -204,6 +204,8 @@ impl core::fmt::Display for AllocError {
 
 /// A process-wide statistics snapshot (sums every heap's published counters).
 pub fn stats() -> Stats {
+    // Frees waiting on abandoned heaps' foreign lists are counted as freed.
+    gc::drain_abandoned();
     stats::snapshot()
 }
 

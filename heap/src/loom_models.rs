@@ -219,15 +219,15 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
     });
 }
 
-/// A free into an abandoned heap borrows it and frees in place, while a new
-/// thread's `acquire` waits out the borrow and adopts the heap, and a third
-/// thread frees into it too (borrowing, or pushing onto the foreign list
-/// when the heap is taken). The local state is only ever touched by one
-/// thread at a time (loom's cell reports any unordered access), every free
-/// is applied exactly once (in place or drained), and the waiting adopter
-/// gets the heap.
+/// The sweep of abandoned heaps borrows one to drain it while a new
+/// thread's `acquire` waits out the borrow and adopts the heap, and another
+/// sweep and a free race for it too (borrowing, or leaving the block on the
+/// foreign list when the heap is taken). The local state is only ever
+/// touched by one thread at a time (loom's cell reports any unordered
+/// access), every free is applied exactly once (in place or drained), and
+/// the waiting adopter gets the heap.
 #[test]
-fn loom_free_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
+fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
     loom::model(|| {
         let h = Arc::new(HeapModel {
             ownership: Ownership::new_owned(),

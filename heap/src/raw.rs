@@ -524,6 +524,8 @@ pub fn maybe_collect() {
 
 /// A process-wide statistics snapshot.
 pub fn stats() -> Stats {
+    // Frees waiting on abandoned heaps' foreign lists are counted as freed.
+    gc::drain_abandoned();
     // SAFETY: the slot is null or this thread's live heap.
     if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
