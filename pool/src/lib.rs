@@ -31,10 +31,14 @@ mod affinity;
 mod batch;
 mod builder;
 mod cancel;
+mod hand;
+mod join;
 mod latch;
 mod morsel;
+mod options;
 mod padded;
 mod queue;
+mod reduce;
 pub mod settings;
 mod sleep;
 mod stats;
@@ -49,15 +53,17 @@ pub use builder::{
     MAX_WIDTH, Source,
 };
 pub use cancel::{Cancel, Cancelled};
+pub use hand::Hand;
 #[cfg(feature = "topology")]
 pub use keel_topology::Topology;
+pub use options::{BatchOptions, TryError};
 pub use sleep::MAX_SPINNERS;
 pub use stats::Stats;
 
 use batch::{BatchCore, BatchRef, Kind};
 use sleep::Sleep;
 use std::fmt;
-use sync::{Arc, AtomicBool, Ordering, thread};
+use sync::{Arc, thread};
 #[cfg(feature = "topology")]
 use sync::{Mutex, lock};
 
@@ -81,83 +87,6 @@ impl fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("config", &self.config)
             .finish_non_exhaustive()
-    }
-}
-
-/// Options for one batch: a cap on its hands and a cancellation flag.
-#[derive(Clone, Copy)]
-pub struct BatchOptions<'a> {
-    pool: &'a Pool,
-    width: usize,
-    cancel: Option<&'a Cancel>,
-}
-
-impl<'a> BatchOptions<'a> {
-    /// At most `width` hands (the calling thread included) work on this
-    /// batch; 0 is taken as 1. A latency-bound operator may ask for more than
-    /// the bandwidth default only if the pool was built that wide.
-    pub fn width(mut self, width: usize) -> Self {
-        self.width = width.max(1);
-        self
-    }
-
-    /// Observe `cancel`: once set, no new job or morsel starts.
-    pub fn cancel(mut self, cancel: &'a Cancel) -> Self {
-        self.cancel = Some(cancel);
-        self
-    }
-
-    /// Runs jobs `0..k` (see [`Pool::run`]); `Err(Cancelled)` if the flag
-    /// stopped some from running.
-    pub fn run<F: Fn(usize) + Sync>(self, k: usize, f: F) -> Result<(), Cancelled> {
-        self.pool
-            .execute(self.width, k, Kind::Jobs, self.cancel, &|_, i| f(i), None)
-    }
-
-    /// Runs `f` over morsels of `0..len` (see [`Pool::for_each_morsel`]);
-    /// `Err(Cancelled)` if the flag stopped some morsels from running.
-    pub fn for_each_morsel<F: Fn(std::ops::Range<usize>) + Sync>(
-        self,
-        len: usize,
-        morsel: usize,
-        f: F,
-    ) -> Result<(), Cancelled> {
-        let m = morsel::Morsels::new(len, morsel);
-        if m.count() == 0 {
-            return Ok(());
-        }
-        let cancel = self.cancel;
-        let stopped = AtomicBool::new(false);
-        let panics = unwind::PanicSlot::new();
-        // One call per hand; each loops over claims. A panicking morsel is
-        // kept and the loop goes on, so the other morsels still run.
-        let hand = |_: usize, _: usize| {
-            while !cancel.is_some_and(Cancel::is_cancelled) {
-                match m.claim() {
-                    Some(r) => panics.run(|| f(r)),
-                    None => return,
-                }
-            }
-            stopped.store(true, Ordering::Relaxed);
-        };
-        // Keep the claim counter (at most count + hands) below usize::MAX.
-        let hands = if m.count() > usize::MAX / 2 {
-            1
-        } else {
-            m.count()
-        };
-        let width = self.width.min(hands);
-        let more = || !m.all_claimed() && !cancel.is_some_and(Cancel::is_cancelled);
-        let r = self
-            .pool
-            .execute(width, width, Kind::PerHand, None, &hand, Some(&more));
-        panics.resume_if_any();
-        debug_assert!(r.is_ok());
-        if stopped.load(Ordering::Relaxed) && !m.all_claimed() {
-            Err(Cancelled)
-        } else {
-            Ok(())
-        }
     }
 }
 
@@ -234,6 +163,16 @@ impl Pool {
     ) {
         let r = self.batch().for_each_morsel(len, morsel, f);
         debug_assert!(r.is_ok());
+    }
+
+    /// The hands a batch of `k` jobs capped at `width` has: what
+    /// `execute` computes.
+    pub(crate) fn hands_for(&self, width: usize, k: usize) -> usize {
+        if k > usize::MAX - self.width() {
+            1
+        } else {
+            width.max(1).min(self.width()).min(k)
+        }
     }
 
     /// Options for one batch: width cap, cancellation.
@@ -346,11 +285,7 @@ impl Pool {
         sleep.counters.batches.add(1);
         sleep.counters.jobs.add(k as u64);
         // The claim counter reaches k + hands - 1: keep it below usize::MAX.
-        let hands = if k > usize::MAX - self.width() {
-            1
-        } else {
-            width.min(self.width()).min(k)
-        };
+        let hands = self.hands_for(width, k);
         let mut b = BatchCore::new(f, k, kind, hands, cancel);
         if let Some(m) = more {
             b = b.with_more(m);

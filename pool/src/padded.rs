@@ -21,3 +21,7 @@ impl<T> core::ops::DerefMut for Padded<T> {
         &mut self.0
     }
 }
+
+// A padded value never shares a 128-byte pair of lines with another.
+static_assertions::const_assert!(core::mem::align_of::<Padded<u8>>() == 128);
+static_assertions::const_assert!(core::mem::size_of::<Padded<u64>>() == 128);

@@ -59,6 +59,11 @@ impl<T> UnsafeCell<T> {
         }
     }
 
+    /// The value, from the owner.
+    pub(crate) fn into_inner(self) -> T {
+        self.0.into_inner()
+    }
+
     /// Writes through a unique pointer; the caller ensures no access races.
     #[inline]
     pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
