@@ -2,11 +2,13 @@
 //!
 //! A fixed set of workers runs *batches*: `pool.run(k, |i| ..)` runs jobs
 //! `0..k` and returns when all have finished, with the calling thread as one
-//! of the hands. A batch goes into the queue under one lock acquisition and
-//! wakes only as many parked workers as it can keep busy; workers that run
-//! out of work spin for a bounded window (100 µs by default) and then park,
-//! so an idle pool burns no CPU. The width defaults to the physical core
-//! count. The protocol and its memory orderings are in `src/sleep/README.md`.
+//! of the hands. A batch is offered in one lock hold and wakes only the
+//! parked workers it can use; workers claim its tickets and jobs with
+//! atomics, without the lock. At most [`MAX_SPINNERS`] idle workers spin for
+//! a bounded window (100 µs by default) before they park, the others park at
+//! once, so an idle pool burns no CPU. The width defaults to the physical
+//! core count. The protocol and its memory orderings are in
+//! `src/sleep/README.md`.
 //!
 //! ```
 //! use keel_pool::Pool;
@@ -29,9 +31,14 @@ mod affinity;
 mod batch;
 mod builder;
 mod cancel;
+mod hand;
+mod join;
 mod latch;
 mod morsel;
+mod options;
+mod padded;
 mod queue;
+mod reduce;
 pub mod settings;
 mod sleep;
 mod stats;
@@ -46,14 +53,17 @@ pub use builder::{
     MAX_WIDTH, Source,
 };
 pub use cancel::{Cancel, Cancelled};
+pub use hand::Hand;
 #[cfg(feature = "topology")]
 pub use keel_topology::Topology;
+pub use options::{BatchOptions, TryError};
+pub use sleep::MAX_SPINNERS;
 pub use stats::Stats;
 
 use batch::{BatchCore, BatchRef, Kind};
 use sleep::Sleep;
 use std::fmt;
-use sync::{Arc, AtomicBool, Ordering, thread};
+use sync::{Arc, thread};
 #[cfg(feature = "topology")]
 use sync::{Mutex, lock};
 
@@ -77,80 +87,6 @@ impl fmt::Debug for Pool {
         f.debug_struct("Pool")
             .field("config", &self.config)
             .finish_non_exhaustive()
-    }
-}
-
-/// Options for one batch: a cap on its hands and a cancellation flag.
-#[derive(Clone, Copy)]
-pub struct BatchOptions<'a> {
-    pool: &'a Pool,
-    width: usize,
-    cancel: Option<&'a Cancel>,
-}
-
-impl<'a> BatchOptions<'a> {
-    /// At most `width` hands (the calling thread included) work on this
-    /// batch; 0 is taken as 1. A latency-bound operator may ask for more than
-    /// the bandwidth default only if the pool was built that wide.
-    pub fn width(mut self, width: usize) -> Self {
-        self.width = width.max(1);
-        self
-    }
-
-    /// Observe `cancel`: once set, no new job or morsel starts.
-    pub fn cancel(mut self, cancel: &'a Cancel) -> Self {
-        self.cancel = Some(cancel);
-        self
-    }
-
-    /// Runs jobs `0..k` (see [`Pool::run`]); `Err(Cancelled)` if the flag
-    /// stopped some from running.
-    pub fn run<F: Fn(usize) + Sync>(self, k: usize, f: F) -> Result<(), Cancelled> {
-        self.pool
-            .execute(self.width, k, Kind::Jobs, self.cancel, &f)
-    }
-
-    /// Runs `f` over morsels of `0..len` (see [`Pool::for_each_morsel`]);
-    /// `Err(Cancelled)` if the flag stopped some morsels from running.
-    pub fn for_each_morsel<F: Fn(std::ops::Range<usize>) + Sync>(
-        self,
-        len: usize,
-        morsel: usize,
-        f: F,
-    ) -> Result<(), Cancelled> {
-        let m = morsel::Morsels::new(len, morsel);
-        if m.count() == 0 {
-            return Ok(());
-        }
-        let cancel = self.cancel;
-        let stopped = AtomicBool::new(false);
-        let panics = unwind::PanicSlot::new();
-        // One job per hand; each loops over claims. A panicking morsel is
-        // kept and the loop goes on, so the other morsels still run.
-        let hand = |_: usize| {
-            while !cancel.is_some_and(Cancel::is_cancelled) {
-                match m.claim() {
-                    Some(r) => panics.run(|| f(r)),
-                    None => return,
-                }
-            }
-            stopped.store(true, Ordering::Relaxed);
-        };
-        // Keep the claim counter (at most count + hands) below usize::MAX.
-        let hands = if m.count() > usize::MAX / 2 {
-            1
-        } else {
-            m.count()
-        };
-        let width = self.width.min(hands);
-        let r = self.pool.execute(width, width, Kind::Jobs, None, &hand);
-        panics.resume_if_any();
-        debug_assert!(r.is_ok());
-        if stopped.load(Ordering::Relaxed) && !m.all_claimed() {
-            Err(Cancelled)
-        } else {
-            Ok(())
-        }
     }
 }
 
@@ -205,14 +141,14 @@ impl Pool {
     /// # Ok::<(), keel_pool::BuildError>(())
     /// ```
     pub fn run<F: Fn(usize) + Sync>(&self, k: usize, f: F) {
-        let r = self.execute(usize::MAX, k, Kind::Jobs, None, &f);
+        let r = self.execute(usize::MAX, k, Kind::Jobs, None, &|_, i| f(i), None);
         debug_assert!(r.is_ok());
     }
 
     /// [`Pool::run`] with at most `width` hands (0 is taken as 1): the
     /// per-operation cap for work that stops scaling past a few threads.
     pub fn run_with<F: Fn(usize) + Sync>(&self, width: usize, k: usize, f: F) {
-        let r = self.execute(width.max(1), k, Kind::Jobs, None, &f);
+        let r = self.execute(width.max(1), k, Kind::Jobs, None, &|_, i| f(i), None);
         debug_assert!(r.is_ok());
     }
 
@@ -227,6 +163,16 @@ impl Pool {
     ) {
         let r = self.batch().for_each_morsel(len, morsel, f);
         debug_assert!(r.is_ok());
+    }
+
+    /// The hands a batch of `k` jobs capped at `width` has: what
+    /// `execute` computes.
+    pub(crate) fn hands_for(&self, width: usize, k: usize) -> usize {
+        if k > usize::MAX - self.width() {
+            1
+        } else {
+            width.max(1).min(self.width()).min(k)
+        }
     }
 
     /// Options for one batch: width cap, cancellation.
@@ -268,7 +214,8 @@ impl Pool {
         let counters = &self.shared.sleep.counters;
         counters.batches.add(1);
         counters.jobs.add(n as u64);
-        let b = BatchCore::new(&f, n, Kind::PerWorker, others + 1, None);
+        let call = |_: usize, w: usize| f(w);
+        let b = BatchCore::new(&call, n, Kind::PerWorker, others + 1, None);
         if others > 0 {
             // SAFETY: `b` counts one hand per target plus ours, and we wait
             // on its latch below before it goes out of scope. Broadcast
@@ -282,7 +229,7 @@ impl Pool {
             };
         }
         if let Some(w) = me {
-            b.work(w);
+            b.work(w, w);
         }
         // SAFETY: our own hand on our own live batch.
         unsafe { latch::CompletionLatch::release(&b.latch) };
@@ -320,39 +267,48 @@ impl Pool {
             .collect()
     }
 
-    /// Runs one batch of `k` jobs with at most `width` hands.
+    /// Runs one batch of `k` jobs (or calls) with at most `width` hands;
+    /// `more` says whether a `PerHand` batch has work left for a new hand.
     fn execute(
         &self,
         width: usize,
         k: usize,
         kind: Kind,
         cancel: Option<&Cancel>,
-        f: &(dyn Fn(usize) + Sync),
+        f: &(dyn Fn(usize, usize) + Sync),
+        more: Option<&(dyn Fn() -> bool + Sync)>,
     ) -> Result<(), Cancelled> {
         if k == 0 {
             return Ok(());
         }
-        let counters = &self.shared.sleep.counters;
-        counters.batches.add(1);
-        counters.jobs.add(k as u64);
+        let sleep = &self.shared.sleep;
+        sleep.counters.batches.add(1);
+        sleep.counters.jobs.add(k as u64);
         // The claim counter reaches k + hands - 1: keep it below usize::MAX.
-        let hands = if k > usize::MAX - self.width() {
-            1
-        } else {
-            width.min(self.width()).min(k)
-        };
-        let b = BatchCore::new(f, k, kind, hands, cancel);
-        if hands > 1 {
-            // We retract the untaken tickets and wait on the latch before
-            // `b` goes out of scope; nothing between here and there unwinds
-            // (jobs run under catch_unwind).
+        let hands = self.hands_for(width, k);
+        let mut b = BatchCore::new(f, k, kind, hands, cancel);
+        if let Some(m) = more {
+            b = b.with_more(m);
+        }
+        // We withdraw the offer, take back the unclaimed tickets and wait on
+        // the latch before `b` goes out of scope; nothing between here and
+        // there unwinds (jobs run under catch_unwind).
+        let offer = if hands > 1 {
             // SAFETY: `b` counts `hands - 1` tickets plus our hand and
             // outlives every ticket (above).
-            unsafe { self.shared.sleep.submit(BatchRef::new(&b), hands - 1) };
-        }
-        b.work(usize::MAX);
-        if hands > 1 {
-            self.shared.sleep.retract(&b);
+            let offer = unsafe { sleep.offer(&b, hands - 1) };
+            match offer {
+                Some(_) => sleep.wake_for(&b),
+                // No free offer slot: our hand runs every job.
+                None => b.latch.retract(hands - 1),
+            }
+            offer
+        } else {
+            None
+        };
+        b.work(0, usize::MAX);
+        if let Some(o) = offer {
+            sleep.withdraw(&b, o);
         }
         // SAFETY: our own hand on our own live batch.
         unsafe { latch::CompletionLatch::release(&b.latch) };

@@ -32,15 +32,16 @@ impl Morsels {
     /// Claims the next morsel. The counter counts morsels, not items, and
     /// each hand stops at its first failed claim, so it never passes
     /// `count + hands` (the pool keeps that below `usize::MAX`).
+    /// Returns the morsel's index (`0..count`) and its range.
     #[inline]
-    pub(crate) fn claim(&self) -> Option<Range<usize>> {
+    pub(crate) fn claim(&self) -> Option<(usize, Range<usize>)> {
         // Relaxed: the RMW alone gives each morsel to one hand.
         let i = self.next.fetch_add(1, Ordering::Relaxed);
         if i >= self.count {
             return None;
         }
         let start = i * self.morsel; // < len: i < count = ceil(len / morsel)
-        Some(start..start + (self.len - start).min(self.morsel))
+        Some((i, start..start + (self.len - start).min(self.morsel)))
     }
 
     /// Whether every morsel was claimed (read after the batch completed).
@@ -59,7 +60,10 @@ mod tests {
             for morsel in 0..7 {
                 let m = Morsels::new(len, morsel);
                 let mut seen = vec![0u8; len];
-                while let Some(r) = m.claim() {
+                let mut next = 0;
+                while let Some((i, r)) = m.claim() {
+                    assert_eq!(i, next);
+                    next += 1;
                     assert!(!r.is_empty());
                     for i in r {
                         seen[i] += 1;
@@ -75,9 +79,9 @@ mod tests {
     fn huge_len_does_not_overflow() {
         let m = Morsels::new(usize::MAX, usize::MAX / 2);
         assert_eq!(m.count(), 3);
-        assert_eq!(m.claim(), Some(0..usize::MAX / 2));
-        assert_eq!(m.claim(), Some(usize::MAX / 2..usize::MAX - 1));
-        assert_eq!(m.claim(), Some(usize::MAX - 1..usize::MAX));
+        assert_eq!(m.claim(), Some((0, 0..usize::MAX / 2)));
+        assert_eq!(m.claim(), Some((1, usize::MAX / 2..usize::MAX - 1)));
+        assert_eq!(m.claim(), Some((2, usize::MAX - 1..usize::MAX)));
         assert_eq!(m.claim(), None);
     }
 }

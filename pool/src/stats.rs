@@ -4,14 +4,17 @@
 use crate::sync::Counter;
 use std::time::Duration;
 
-/// A snapshot of a pool's counters.
+/// A snapshot of a pool's counters. Per-batch figures are differences of
+/// two snapshots divided by the batches between them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Batches run (including broadcasts and morsel loops).
     pub batches: u64,
     /// Jobs in those batches (morsel loops count one job per hand).
     pub jobs: u64,
-    /// Parked workers woken by a submit, broadcast or drop.
+    /// Parked workers woken (one futex wake each) by a batch, a broadcast
+    /// or the drop. A batch wakes only workers it has work for.
     pub wakes: u64,
     /// Times a worker parked.
     pub parks: u64,
@@ -23,6 +26,13 @@ pub struct Stats {
     pub submitter_parks: u64,
     /// Time submitters spent spinning on their completion latch.
     pub submitter_spin_time: Duration,
+    /// Acquisitions of the pool's one lock (offering a batch, putting back
+    /// workers it did not need, parking, broadcasts). Claiming a ticket
+    /// takes none.
+    pub lock_acquisitions: u64,
+    /// The most idle workers ever spinning at once; at most
+    /// [`MAX_SPINNERS`](crate::MAX_SPINNERS).
+    pub spinners_high_water: u64,
 }
 
 /// The live counters, bumped by the protocol (Relaxed: statistics order
@@ -37,6 +47,8 @@ pub(crate) struct Counters {
     pub(crate) spin_ns: Counter,
     pub(crate) submitter_parks: Counter,
     pub(crate) submitter_spin_ns: Counter,
+    pub(crate) locks: Counter,
+    pub(crate) spinners_high: Counter,
 }
 
 impl Counters {
@@ -51,6 +63,8 @@ impl Counters {
             spin_time: Duration::from_nanos(self.spin_ns.get()),
             submitter_parks: self.submitter_parks.get(),
             submitter_spin_time: Duration::from_nanos(self.submitter_spin_ns.get()),
+            lock_acquisitions: self.locks.get(),
+            spinners_high_water: self.spinners_high.get(),
         }
     }
 }

@@ -34,21 +34,37 @@ impl PanicSlot {
     /// stack frame while other hands still run it (the submitter).
     #[inline]
     pub(crate) fn run(&self, f: impl FnOnce()) {
-        if let Err(p) = catch_unwind(AssertUnwindSafe(f)) {
-            let extra = {
-                let mut first = lock(&self.first);
-                match *first {
-                    None => {
-                        *first = Some(p);
-                        None
-                    }
-                    Some(_) => Some(p),
-                }
-            };
-            self.any.store(true, Ordering::Relaxed);
-            if let Some(p) = extra {
-                drop_quietly(p);
+        let _ = self.catch(f);
+    }
+
+    /// [`PanicSlot::run`] for a closure with a result: `None` if it
+    /// panicked (the panic is kept as `run` keeps it).
+    #[inline]
+    pub(crate) fn catch<R>(&self, f: impl FnOnce() -> R) -> Option<R> {
+        match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => Some(r),
+            Err(p) => {
+                self.keep(p);
+                None
             }
+        }
+    }
+
+    /// Keeps `p` if it is the first panic, else drops it quietly.
+    fn keep(&self, p: Payload) {
+        let extra = {
+            let mut first = lock(&self.first);
+            match *first {
+                None => {
+                    *first = Some(p);
+                    None
+                }
+                Some(_) => Some(p),
+            }
+        };
+        self.any.store(true, Ordering::Relaxed);
+        if let Some(p) = extra {
+            drop_quietly(p);
         }
     }
 

@@ -45,10 +45,11 @@ pub(crate) fn main(shared: Arc<Shared>, start: Start) {
     }
     CURRENT.with(|c| c.set(Some((Arc::as_ptr(&shared) as usize, w))));
     let me = thread::current();
-    while let Some(batch) = shared.sleep.next_ticket(w, &me) {
+    let mut park_cost = std::time::Duration::ZERO;
+    while let Some((batch, claimed)) = shared.sleep.next_ticket(w, &me, &mut park_cost) {
         // SAFETY: next_ticket hands out a ticket counted in the batch's
         // latch and not yet released; run_hand releases it.
-        unsafe { batch.run_hand(w) };
+        unsafe { batch.run_hand(w, claimed, &shared.sleep) };
     }
     CURRENT.with(|c| c.set(None));
 }

@@ -3,18 +3,22 @@
 //! (a) round-trip latency of k empty jobs from a thread outside the pool,
 //! (b) a morsel scan (sum of 16M i64 in 64 Ki morsels) at 1 and 2 workers,
 //! (c) the ramp from submit to the start of the last job,
-//! (d) idle cost: CPU burned in the 200 ms after a burst of 1,000 small
-//!     batches, and CPU per batch when batches come every 1 ms.
+//! (d) idle cost: CPU the pool's own threads burn in the 200 ms after a
+//!     burst of 1,000 small batches (against keel's bound, the spin window
+//!     times the spinners it allows), and CPU per batch when batches come
+//!     every 1 ms; then keel's wakes and lock holds per batch.
 //!
 //! `cargo run --release --manifest-path bench/Cargo.toml --bin pool [-- --quick]`
 //!
-//! With `--widths 1,2,4,8,16` it measures scaling instead: for each width a
-//! keel pool and a rayon pool of that many hands, interleaved, on a
-//! bandwidth-bound morsel scan, a compute-bound morsel loop, and the round
-//! trip of one batch of `width` empty jobs.
+//! With `--widths 1,2,4,8,12,16` it measures scaling instead: for each width
+//! a keel pool and a rayon pool of that many hands, interleaved, on a
+//! bandwidth-bound morsel scan, a compute-bound morsel loop, the round trip
+//! of one batch of `width` empty jobs, the ramp of `width` jobs of 50 µs,
+//! and the idle cost after a burst against keel's bound. On a 16-core host
+//! that one command is the whole 16-core table.
 
 use keel_bench::{Contender, black_box, interleave, print_table, usage};
-use keel_pool::Pool;
+use keel_pool::{MAX_SPINNERS, Pool};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -30,37 +34,107 @@ fn width() -> usize {
 /// A job as the ramp measurement hands it to each contender.
 type Job<'a> = dyn Fn(usize) + Sync + 'a;
 
-/// CPU µs so far of this process's threads whose name starts with
-/// `prefix` (from `/proc/self/task/*/schedstat`, nanosecond precise), to
-/// attribute idle cost to the pool's own workers.
-fn threads_cpu_us(prefix: &str) -> f64 {
+/// The thread ids of this process's threads whose name starts with
+/// `prefix` (from `/proc/self/task/*/comm`). Listed before a measurement,
+/// so that reading their clocks during it costs only system calls.
+fn threads_named(prefix: &str) -> Vec<libc::pid_t> {
     let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return f64::NAN;
+        return Vec::new();
     };
+    dir.flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm"))
+                .is_ok_and(|name| name.starts_with(prefix))
+        })
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+/// CPU µs the threads `tids` have used so far, from their per-thread CPU
+/// clocks (exact, and current even for a thread that is running now, which
+/// `/proc/.../schedstat` is not). A thread's clock id is Linux's
+/// `make_thread_cpuclock(tid, CPUCLOCK_SCHED)`.
+fn threads_cpu_us(tids: &[libc::pid_t]) -> f64 {
     let mut ns = 0u64;
-    let mut read = false;
-    for e in dir.flatten() {
-        let p = e.path();
-        let name = std::fs::read_to_string(p.join("comm")).unwrap_or_default();
-        if name.starts_with(prefix) {
-            let s = std::fs::read_to_string(p.join("schedstat")).unwrap_or_default();
-            if let Some(v) = s
-                .split_whitespace()
-                .next()
-                .and_then(|x| x.parse::<u64>().ok())
-            {
-                ns += v;
-                read = true;
-            }
+    for &tid in tids {
+        let clock = ((!tid) << 3) | 6;
+        let mut ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 0,
+        };
+        // SAFETY: `ts` is a valid, writable timespec; a bad clock id is an
+        // error return, not undefined behaviour.
+        if unsafe { libc::clock_gettime(clock, &mut ts) } == 0 {
+            ns += ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
         }
     }
-    // A kernel without scheduler statistics has no such file, or one of
-    // zeros: worker threads that ran cannot have run for 0 ns, so say so.
-    if read && ns > 0 {
-        ns as f64 / 1e3
-    } else {
-        f64::NAN
+    ns as f64 / 1e3
+}
+
+/// The calling thread's id.
+fn gettid() -> libc::pid_t {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// CPU µs the threads `tids` burn in the 200 ms after `burst` ran 1,000
+/// times.
+fn idle_after_burst(burst: &dyn Fn(), tids: &[libc::pid_t]) -> f64 {
+    for _ in 0..1000 {
+        burst();
     }
+    let c0 = threads_cpu_us(tids);
+    std::thread::sleep(Duration::from_millis(200));
+    threads_cpu_us(tids) - c0
+}
+
+/// The idle-cost bound keel promises: the spin window times the workers
+/// allowed to spin at once.
+fn idle_bound_us(pool: &Pool) -> f64 {
+    pool.config().spin.as_secs_f64() * 1e6 * MAX_SPINNERS.min(pool.workers()) as f64
+}
+
+/// A rayon pool of `n` threads named `rayon-pool-{i}`, so its threads'
+/// CPU can be read like keel's.
+fn rayon_pool(n: usize) -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .thread_name(|i| format!("rayon-pool-{i}"))
+        .build()
+        .expect("rayon pool")
+}
+
+/// Submit to the start of the last job, in µs, median of 50 batches of
+/// `run`, each job busy for 50 µs so one hand cannot run them all; the
+/// batches come back to back (`idle` zero) or after `idle` asleep.
+fn ramp(idle: Duration, run: &dyn Fn(&Job)) -> f64 {
+    let busy = |t: Instant| {
+        while t.elapsed() < Duration::from_micros(50) {
+            std::hint::spin_loop();
+        }
+    };
+    let mut v = Vec::new();
+    for _ in 0..50 {
+        std::thread::sleep(idle);
+        let last = AtomicU64::new(0);
+        let t0 = Instant::now();
+        run(&|_| {
+            let s = Instant::now();
+            last.fetch_max(s.duration_since(t0).as_nanos() as u64, Ordering::Relaxed);
+            busy(s);
+        });
+        v.push(last.into_inner() as f64 / 1e3);
+    }
+    keel_bench::median(&mut v)
+}
+
+/// keel's wakes and lock holds per batch between two stats snapshots.
+fn per_batch(a: keel_pool::Stats, b: keel_pool::Stats) -> (f64, f64) {
+    let n = (b.batches - a.batches).max(1) as f64;
+    (
+        (b.wakes - a.wakes) as f64 / n,
+        (b.lock_acquisitions - a.lock_acquisitions) as f64 / n,
+    )
 }
 
 fn ratio(a: f64, b: f64) -> String {
@@ -121,13 +195,11 @@ fn scaling(widths: &[usize], quick: bool) {
         load.trim()
     );
     let mut rows = Vec::new();
+    let mut rows2 = Vec::new();
     let mut base = [0.0f64; 4];
     for &w in widths {
         let keel = Pool::builder().width(w).build().expect("keel pool");
-        let rp = rayon::ThreadPoolBuilder::new()
-            .num_threads(w)
-            .build()
-            .expect("rayon pool");
+        let rp = rayon_pool(w);
         let ms = |f: &dyn Fn()| keel_bench::time_secs(f) * 1e3;
         let keel_scan = || {
             let sum = AtomicU64::new(0);
@@ -167,6 +239,7 @@ fn scaling(widths: &[usize], quick: bool) {
             assert_eq!(s, cexpect);
         };
         let iters = if quick { 1_000 } else { 10_000 };
+        let s0 = keel.stats();
         let mut cs = vec![
             Contender::new("keel scan", || ms(&keel_scan)),
             Contender::new("rayon scan", || ms(&rayon_scan)),
@@ -190,6 +263,49 @@ fn scaling(widths: &[usize], quick: bool) {
             }),
         ];
         let m = interleave(rounds, &mut cs);
+        drop(cs);
+        let (wakes, locks) = per_batch(s0, keel.stats());
+        // Ramp of `w` jobs of 50 µs (k = hands), back to back, and the idle
+        // cost of each pool's own threads after a burst of `w`-wide batches.
+        let keel_tids = threads_named("keel-pool");
+        let rayon_tids = threads_named("rayon-pool");
+        let burst_keel = || {
+            keel.run(w, |i| {
+                black_box(i);
+            })
+        };
+        let burst_rayon = || {
+            rp.install(|| {
+                (0..w).into_par_iter().for_each(|i| {
+                    black_box(i);
+                })
+            })
+        };
+        let mut cs = vec![
+            Contender::new("keel ramp", || ramp(Duration::ZERO, &|f| keel.run(w, f))),
+            Contender::new("rayon ramp", || {
+                ramp(Duration::ZERO, &|f| {
+                    rp.install(|| (0..w).into_par_iter().for_each(f))
+                })
+            }),
+            Contender::new("keel idle", || idle_after_burst(&burst_keel, &keel_tids)),
+            Contender::new("rayon idle", || idle_after_burst(&burst_rayon, &rayon_tids)),
+        ];
+        let r = interleave(if quick { 1 } else { 5 }, &mut cs);
+        let bound = idle_bound_us(&keel);
+        rows2.push(vec![
+            w.to_string(),
+            format!("{:.1}", r[0]),
+            format!("{:.1}", r[1]),
+            format!("{:.2}", r[0] / r[1]),
+            format!("{:.0}", r[2]),
+            format!("{:.0}", r[3]),
+            format!("{bound:.0}"),
+            if r[2] <= bound { "yes" } else { "no" }.to_string(),
+            format!("{wakes:.2}"),
+            format!("{locks:.2}"),
+            keel.stats().spinners_high_water.to_string(),
+        ]);
         if base[0] == 0.0 {
             base = [m[0], m[1], m[2], m[3]];
         }
@@ -225,6 +341,26 @@ fn scaling(widths: &[usize], quick: bool) {
         ],
         &rows,
     );
+    println!();
+    print_table(
+        &[
+            "width",
+            "keel ramp µs",
+            "rayon ramp µs",
+            "keel/rayon",
+            "keel idle CPU µs",
+            "rayon idle CPU µs",
+            "keel bound µs",
+            "keel within bound",
+            "keel wakes / batch",
+            "keel lock holds / batch",
+            "keel spinners high water",
+        ],
+        &rows2,
+    );
+    println!(
+        "ramp = submit to the start of the last of `width` jobs of 50 µs, back to back; idle = CPU of the pool's own threads in the 200 ms after 1,000 `width`-wide batches; bound = spin window x min({MAX_SPINNERS}, workers); wakes and lock holds per batch counted over the round-trip runs"
+    );
 }
 
 fn main() {
@@ -236,10 +372,7 @@ fn main() {
     let rounds = if quick { 3 } else { 11 };
     let w = width();
     let keel = Pool::builder().width(w).build().expect("keel pool");
-    let rp = rayon::ThreadPoolBuilder::new()
-        .num_threads(w)
-        .build()
-        .unwrap();
+    let rp = rayon_pool(w);
     let rp1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -415,26 +548,6 @@ fn main() {
     println!(
         "\n(c) submit to last job start, {w} jobs of 50 µs, µs (median of {rounds} rounds of 50)"
     );
-    let busy = |t: Instant| {
-        while t.elapsed() < Duration::from_micros(50) {
-            std::hint::spin_loop();
-        }
-    };
-    let ramp = |idle: Duration, run: &dyn Fn(&Job)| {
-        let mut v = Vec::new();
-        for _ in 0..50 {
-            std::thread::sleep(idle);
-            let last = AtomicU64::new(0);
-            let t0 = Instant::now();
-            run(&|_| {
-                let s = Instant::now();
-                last.fetch_max(s.duration_since(t0).as_nanos() as u64, Ordering::Relaxed);
-                busy(s);
-            });
-            v.push(last.into_inner() as f64 / 1e3);
-        }
-        keel_bench::median(&mut v)
-    };
     let mut rows = Vec::new();
     for (label, idle) in [
         ("hot", Duration::ZERO),
@@ -494,28 +607,25 @@ fn main() {
     let small_job = |i: usize| {
         black_box(small[i * 1024..(i + 1) * 1024].iter().sum::<i64>());
     };
-    let burst_then_idle = |run: &dyn Fn()| {
-        for _ in 0..1000 {
-            run();
-        }
-        let u0 = usage().cpu;
-        let t0 = Instant::now();
-        std::thread::sleep(Duration::from_millis(200));
-        let wall = t0.elapsed();
-        let cpu = usage().cpu - u0;
-        // Subtract nothing: the sleeping main thread burns ~0.
-        let _ = wall;
-        cpu.as_secs_f64() * 1e6
-    };
-    let sparse = |run: &dyn Fn()| {
+    // CPU per batch when batches come every 1 ms: the submitting thread's
+    // own clock plus the pool's threads' (`tids`), or, for thread::scope,
+    // whose threads exit, the whole process (getrusage counts exited
+    // threads exactly; a live thread running elsewhere it may count up to
+    // a tick late, which is why the pools are read by their threads).
+    let sparse = |run: &dyn Fn(), tids: Option<&[libc::pid_t]>| {
         let n = 200;
         std::thread::sleep(Duration::from_millis(50));
-        let u0 = usage().cpu;
+        let me = [gettid()];
+        let read = || match tids {
+            Some(t) => threads_cpu_us(t) + threads_cpu_us(&me),
+            None => usage().cpu.as_secs_f64() * 1e6,
+        };
+        let c0 = read();
         for _ in 0..n {
             run();
             std::thread::sleep(Duration::from_millis(1));
         }
-        (usage().cpu - u0).as_secs_f64() * 1e6 / n as f64
+        (read() - c0) / n as f64
     };
     let k4 = 4.min(small.len() / 1024);
     let keel_b = || keel.run(k4, small_job);
@@ -535,33 +645,25 @@ fn main() {
         })
     };
     let r = if quick { 1 } else { 5 };
+    let keel_tids = threads_named("keel-pool");
+    // The width-w pool's threads (rp1 and rp2 are unnamed, and idle here).
+    let rayon_tids = threads_named("rayon-pool");
     let mut cs = vec![
-        Contender::new("keel", || burst_then_idle(&keel_b)),
-        Contender::new("rayon install", || burst_then_idle(&rayon_b)),
-        Contender::new("rayon scope", || burst_then_idle(&rscope_b)),
-        Contender::new("thread::scope", || burst_then_idle(&std_b)),
+        Contender::new("keel", || idle_after_burst(&keel_b, &keel_tids)),
+        Contender::new("rayon install", || idle_after_burst(&rayon_b, &rayon_tids)),
+        Contender::new("rayon scope", || idle_after_burst(&rscope_b, &rayon_tids)),
     ];
     let idle = interleave(r, &mut cs);
-    // The same burst for keel alone, counting only its worker threads'
-    // CPU: the process-wide figure above also holds the measuring thread
-    // and anything else the process does.
-    let mut own = Vec::new();
-    for _ in 0..r {
-        for _ in 0..1000 {
-            keel_b();
-        }
-        let c0 = threads_cpu_us("keel-pool");
-        std::thread::sleep(Duration::from_millis(200));
-        own.push(threads_cpu_us("keel-pool") - c0);
-    }
-    let own = keel_bench::median(&mut own);
+    drop(cs);
     let mut cs = vec![
-        Contender::new("keel", || sparse(&keel_b)),
-        Contender::new("rayon install", || sparse(&rayon_b)),
-        Contender::new("rayon scope", || sparse(&rscope_b)),
-        Contender::new("thread::scope", || sparse(&std_b)),
+        Contender::new("keel", || sparse(&keel_b, Some(&keel_tids))),
+        Contender::new("rayon install", || sparse(&rayon_b, Some(&rayon_tids))),
+        Contender::new("rayon scope", || sparse(&rscope_b, Some(&rayon_tids))),
+        Contender::new("thread::scope", || sparse(&std_b, None)),
     ];
     let per = interleave(r, &mut cs);
+    drop(cs);
+    let bound = idle_bound_us(&keel);
     print_table(
         &[
             "measure",
@@ -573,24 +675,12 @@ fn main() {
         ],
         &[
             vec![
-                "CPU µs in the 200 ms after 1,000 batches".into(),
+                "CPU µs of the pool's own threads in the 200 ms after 1,000 batches".into(),
                 format!("{:.0}", idle[0]),
                 format!("{:.0}", idle[1]),
                 format!("{:.0}", idle[2]),
-                format!("{:.0}", idle[3]),
+                "0 (no threads left)".into(),
                 format!("{:.2}", idle[0] / idle[1].max(1.0)),
-            ],
-            vec![
-                "of which keel's worker threads (schedstat)".into(),
-                if own.is_nan() {
-                    "n/a (no schedstat)".into()
-                } else {
-                    format!("{own:.0}")
-                },
-                "-".into(),
-                "-".into(),
-                "-".into(),
-                "-".into(),
             ],
             vec![
                 "CPU µs per batch, one batch every 1 ms".into(),
@@ -602,16 +692,27 @@ fn main() {
             ],
         ],
     );
-    let s = keel.stats();
     println!(
-        "\nkeel stats: {} batches, {} jobs, {} wakes, {} parks, {} spins found work, {:?} spinning; submitter parks {}",
-        s.batches, s.jobs, s.wakes, s.parks, s.spins_found_work, s.spin_time, s.submitter_parks
-    );
-    println!(
-        "idle-cost bound for keel: spin window {:?} x {} spinning workers = {:.0} µs",
+        "idle-cost bound for keel: spin window {:?} x min({MAX_SPINNERS}, {} workers) = {bound:.0} µs; keel's threads {} it",
         keel.config().spin,
         keel.workers(),
-        keel.config().spin.as_secs_f64() * 1e6 * keel.workers() as f64
+        if idle[0] <= bound { "within" } else { "over" }
+    );
+    let s = keel.stats();
+    let n = s.batches.max(1) as f64;
+    println!(
+        "\nkeel stats: {} batches, {} jobs, {} wakes ({:.3} per batch), {} lock holds ({:.3} per batch), {} parks, {} spins found work, {:?} spinning, spinners high water {}; submitter parks {}",
+        s.batches,
+        s.jobs,
+        s.wakes,
+        s.wakes as f64 / n,
+        s.lock_acquisitions,
+        s.lock_acquisitions as f64 / n,
+        s.parks,
+        s.spins_found_work,
+        s.spin_time,
+        s.spinners_high_water,
+        s.submitter_parks
     );
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!("loadavg at end: {}", load.trim());

@@ -1,52 +1,57 @@
-//! Queueing, waking, spinning and parking: the protocol in `README.md` next
-//! to this file, which also justifies every memory ordering used here.
+//! Offering, claiming, waking, spinning and parking: the protocol in
+//! `README.md` next to this file, which also justifies every memory
+//! ordering used here.
 
+pub(crate) mod offer;
 mod serve;
+pub(crate) mod wake;
 
 use crate::batch::{BatchCore, BatchRef};
+use crate::padded::Padded;
 use crate::queue::Queue;
 use crate::stats::Counters;
 use crate::sync::{
-    AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering, SpinClock, lock, spin_hint, thread,
+    AtomicBool, AtomicUsize, Hint, Mutex, MutexGuard, Ordering, SpinClock, WakeTimes, lock,
+    spin_hint, thread, thread_cpu,
 };
+use offer::{Offer, Offers};
 use std::time::Duration;
 
-/// Keeps its contents on cache lines of their own: the lock, the hints
-/// spinners poll and the counters each side bumps are written by different
-/// threads, and sharing a line made every one of those writes a transfer.
-/// 128 bytes, because x86-64 prefetches lines in pairs (as crossbeam's
-/// `CachePadded` assumes).
-#[repr(align(128))]
-pub(crate) struct Padded<T>(T);
-
-impl<T> core::ops::Deref for Padded<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+/// At most this many idle workers spin at once; the others park as soon as
+/// they run out of work. Two are enough that back-to-back batches find a
+/// hand without a wakeup, and bound what an idle pool burns after a burst
+/// to the spin window times two, at any width (Go's and Tokio's schedulers
+/// cap their searching threads the same way). (1 under the loom models, so
+/// that a two-worker model already meets the cap.)
+#[cfg(not(keel_loom))]
+pub const MAX_SPINNERS: usize = 2;
+/// At most this many idle workers spin at once (1 under loom, 2 otherwise).
+#[cfg(keel_loom)]
+pub const MAX_SPINNERS: usize = 1;
 
 /// The pool's shared scheduling state.
 pub(crate) struct Sleep {
-    /// The one lock: queued batches, per-worker tickets, parked workers.
+    /// The one lock: offering batches, private (broadcast) tickets, parked
+    /// workers, shutdown. Never taken to claim a shared ticket.
     queue: Padded<Mutex<Queue>>,
-    /// Shared tickets in the queue (a hint read by spinners without the
-    /// lock; written only under it).
-    pending: Padded<AtomicUsize>,
-    /// Per worker: it has private (broadcast) tickets queued. Same rules as
-    /// `pending`; kept apart so that one worker's broadcast ticket does not
-    /// make the others spin on the lock.
-    mail: Box<[AtomicBool]>,
+    /// The lock-free offer table.
+    pub(crate) offers: Offers,
+    /// Per worker: it has private (broadcast) tickets queued. A hint read
+    /// without the lock, written only under it.
+    mail: Box<[Hint]>,
     /// Per worker: it has private tickets broadcast from jobs queued (the
     /// ones it serves while waiting inside a job). Same rules as `mail`.
-    job_mail: Box<[AtomicBool]>,
-    /// Workers inside their spin window (a hint for how many to wake).
+    job_mail: Box<[Hint]>,
+    /// Workers inside their spin window, at most `max_spinners`.
     spinning: Padded<AtomicUsize>,
+    max_spinners: usize,
     /// Shutdown hint for spinners (the authority is `Queue::shutdown`).
-    shutdown: AtomicBool,
+    shutdown: Hint,
     /// Per worker: parked and not yet woken. Set under the lock by the
     /// worker itself, cleared by whoever popped it from `Queue::idle`.
     asleep: Box<[AtomicBool]>,
+    /// Per worker: when it was last woken.
+    woken_at: WakeTimes,
     /// The spin window of workers and of waiting submitters.
     pub(crate) window: Duration,
     pub(crate) counters: Padded<Counters>,
@@ -54,40 +59,102 @@ pub(crate) struct Sleep {
 
 impl Sleep {
     pub(crate) fn new(workers: usize, window: Duration) -> Self {
+        let hints = || (0..workers).map(|_| Hint::default()).collect();
         Sleep {
             queue: Padded(Mutex::new(Queue::new(workers))),
-            pending: Padded(AtomicUsize::new(0)),
+            offers: Offers::new(),
+            mail: hints(),
+            job_mail: hints(),
             spinning: Padded(AtomicUsize::new(0)),
-            shutdown: AtomicBool::new(false),
+            max_spinners: MAX_SPINNERS.min(workers),
+            shutdown: Hint::default(),
             asleep: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
-            job_mail: (0..workers).map(|_| AtomicBool::new(false)).collect(),
+            woken_at: WakeTimes::new(workers),
             window,
             counters: Padded(Counters::default()),
         }
     }
 
-    /// Queues `tickets` tickets of `batch` under one lock acquisition and
-    /// wakes as many parked workers as the batch can keep busy beyond the
-    /// workers already spinning (which will find the tickets themselves).
+    /// Takes the pool's lock, counting it.
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.counters.locks.add(1);
+        lock(&self.queue)
+    }
+
+    /// Offers `tickets` tickets of `batch` in one lock hold, and pops the
+    /// parked workers it can use beyond those spinning (which find the
+    /// tickets themselves) onto its wake list, most recently parked first.
+    /// `None` if every offer slot is taken: the batch then has no helpers.
     ///
     /// # Safety
     ///
-    /// `batch` is alive and counts `tickets` hands in its latch beyond the
-    /// submitter's; the submitter calls [`Sleep::retract`] and waits on the
-    /// latch before letting the batch go.
-    pub(crate) unsafe fn submit(&self, batch: BatchRef, tickets: usize) {
-        let mut q = lock(&self.queue);
-        // SAFETY: forwarded from this function's contract.
-        unsafe { q.push(batch, tickets) };
-        self.pending.fetch_add(tickets, Ordering::Relaxed);
+    /// `batch` counts `tickets` hands in its latch beyond the submitter's;
+    /// the submitter withdraws the offer, takes back the tickets nobody
+    /// claimed, and waits on the latch before letting the batch go.
+    pub(crate) unsafe fn offer(&self, batch: &BatchCore<'_>, tickets: usize) -> Option<Offer> {
+        let mut q = self.lock();
         let spinning = self.spinning.load(Ordering::Relaxed);
         let want = tickets.saturating_sub(spinning).min(q.idle.len());
-        // Most recently parked first: their caches are the warmest.
         let at = q.idle.len() - want;
-        let woken: Vec<(usize, thread::Thread)> = q.idle.drain(at..).collect();
+        let mut woken: Vec<(usize, thread::Thread)> = q.idle.drain(at..).collect();
+        woken.reverse();
+        let n = woken.len();
+        // SAFETY: the batch is not offered yet, so no other thread sees it.
+        unsafe { batch.wakes.fill(woken) };
+        let offer = self.offers.offer(BatchRef::new(batch), tickets);
+        if offer.is_none() && n > 0 {
+            // Nothing was offered, so nobody can have taken an entry.
+            q.idle.extend(batch.wakes.close().into_iter().rev());
+        }
+        offer
+    }
+
+    /// The submitter's half of waking: wakes the workers on `batch`'s wake
+    /// list while work is left for them (hands holding a ticket help, in
+    /// [`Sleep::help_wake`]), then closes the list and puts the workers
+    /// nobody woke back on the idle list (a second lock hold, only then).
+    pub(crate) fn wake_for(&self, batch: &BatchCore<'_>) {
+        self.help_wake(batch);
+        let rest = batch.wakes.close();
+        if rest.is_empty() {
+            return;
+        }
+        let mut q = self.lock();
+        let mut mail = Vec::new();
+        for (w, t) in rest {
+            // A broadcast since the pop found it on no idle list: wake it
+            // for its private ticket instead of parking it on.
+            if q.has_private(w) {
+                mail.push((w, t));
+            } else {
+                q.idle.push((w, t));
+            }
+        }
         drop(q);
-        self.wake(woken);
+        self.wake(mail);
+    }
+
+    /// Wakes workers from `batch`'s wake list while the batch has work left
+    /// that a new hand could take.
+    pub(crate) fn help_wake(&self, batch: &BatchCore<'_>) {
+        if batch.wakes.is_empty() {
+            return;
+        }
+        while batch.has_unclaimed() {
+            match batch.wakes.pop() {
+                Some(e) => self.wake_one(e),
+                None => return,
+            }
+        }
+    }
+
+    /// Withdraws `batch`'s offer and takes back from its latch the tickets
+    /// nobody claimed. Called by the submitter after its own share.
+    pub(crate) fn withdraw(&self, batch: &BatchCore<'_>, offer: Offer) {
+        let left = self.offers.withdraw(offer);
+        if left > 0 {
+            batch.latch.retract(left);
+        }
     }
 
     /// Queues one ticket of `batch` for each worker in `targets` and wakes
@@ -96,20 +163,22 @@ impl Sleep {
     ///
     /// # Safety
     ///
-    /// As for [`Sleep::submit`], with one latch hand per target.
+    /// `batch` is alive and counts one hand per target beyond the
+    /// submitter's, and the submitter waits on its latch before letting it
+    /// go (broadcast tickets are never withdrawn).
     pub(crate) unsafe fn submit_private(
         &self,
         batch: BatchRef,
         targets: impl Iterator<Item = usize>,
         from_job: bool,
     ) {
-        let mut q = lock(&self.queue);
+        let mut q = self.lock();
         let mut serving = Vec::new();
         for w in targets {
             q.push_private(w, batch, from_job);
-            self.mail[w].store(true, Ordering::Relaxed);
+            self.mail[w].set(true);
             if from_job {
-                self.job_mail[w].store(true, Ordering::Relaxed);
+                self.job_mail[w].set(true);
                 // A target waiting on a batch of its own is not in `idle`;
                 // it registered here under the lock before parking.
                 if let Some(t) = q.serving[w].take() {
@@ -120,6 +189,7 @@ impl Sleep {
         let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
         drop(q);
         self.wake(woken);
+        self.counters.wakes.add(serving.len() as u64);
         for t in serving {
             t.unpark();
         }
@@ -129,7 +199,7 @@ impl Sleep {
     /// lock decides).
     #[inline]
     pub(crate) fn has_job_mail(&self, w: usize) -> bool {
-        self.job_mail[w].load(Ordering::Relaxed)
+        self.job_mail[w].get()
     }
 
     /// Takes one of worker `w`'s private tickets broadcast from a job. With
@@ -138,7 +208,7 @@ impl Sleep {
     /// calls this under the same lock hold as its final check, so no such
     /// ticket is missed.
     pub(crate) fn take_from_job(&self, w: usize, serve: bool) -> Option<BatchRef> {
-        let mut q = lock(&self.queue);
+        let mut q = self.lock();
         match q.take_from_job(w) {
             Some(b) => {
                 self.update_mail(&q, w);
@@ -156,76 +226,92 @@ impl Sleep {
     /// Sets worker `w`'s mail hints from the queue `q` after a take.
     fn update_mail(&self, q: &Queue, w: usize) {
         if !q.has_private(w) {
-            self.mail[w].store(false, Ordering::Relaxed);
+            self.mail[w].set(false);
         }
         if !q.has_from_job(w) {
-            self.job_mail[w].store(false, Ordering::Relaxed);
+            self.job_mail[w].set(false);
         }
     }
 
     /// Drops worker `w`'s registration from [`Sleep::take_from_job`], if no
     /// push has taken it already.
     pub(crate) fn stop_serving(&self, w: usize) {
-        lock(&self.queue).serving[w] = None;
+        self.lock().serving[w] = None;
     }
 
-    /// Takes back the tickets of `batch` that no worker took, and their
-    /// hands from its latch. Called by the submitter after its own share.
-    pub(crate) fn retract(&self, batch: &BatchCore<'_>) {
-        // Acquire pairs with the Release store of 0 made when the last
-        // ticket left the queue: 0 means no worker can take one any more.
-        if batch.unclaimed.load(Ordering::Acquire) == 0 {
-            return;
-        }
-        let mut q = lock(&self.queue);
-        let n = q.retract(BatchRef::new(batch));
-        self.pending.fetch_sub(n, Ordering::Relaxed);
-        drop(q);
-        if n > 0 {
-            batch.latch.retract(n);
-        }
+    /// Wakes one parked worker popped from the idle list.
+    fn wake_one(&self, (w, t): (usize, thread::Thread)) {
+        self.counters.wakes.add(1);
+        self.woken_at.stamp(w);
+        // Release: nothing rides on it but the flag itself; the worker
+        // claims its ticket from the offer table.
+        self.asleep[w].store(false, Ordering::Release);
+        t.unpark();
     }
 
     fn wake(&self, woken: Vec<(usize, thread::Thread)>) {
-        if woken.is_empty() {
-            return;
-        }
-        self.counters.wakes.add(woken.len() as u64);
-        for (w, t) in woken {
-            // Release: nothing rides on it but the flag itself; the worker
-            // takes its ticket under the lock.
-            self.asleep[w].store(false, Ordering::Release);
-            t.unpark();
+        for e in woken {
+            self.wake_one(e);
         }
     }
 
-    /// The next ticket for worker `w` (whose handle is `me`): takes one if
-    /// queued, else spins for the window, else parks until woken. `None`
-    /// once the pool shuts down.
-    pub(crate) fn next_ticket(&self, w: usize, me: &thread::Thread) -> Option<BatchRef> {
+    /// The next ticket for worker `w` (whose handle is `me`): a private one
+    /// if queued, else one claimed from the offer table, else it spins for
+    /// the window (if fewer than `max_spinners` spin), else it parks until
+    /// woken. Returns the batch and, for a claimed ticket, the tickets that
+    /// were left before it (see [`BatchRef::run_hand`]); `None` once the
+    /// pool shuts down.
+    ///
+    /// `park_cost` is what the worker reserves for parking: twice the CPU
+    /// time its last park took (deciding, the system calls to sleep and to
+    /// come back). The spin is shortened by it, so that spinning and parking
+    /// together stay within the window.
+    pub(crate) fn next_ticket(
+        &self,
+        w: usize,
+        me: &thread::Thread,
+        park_cost: &mut Duration,
+    ) -> Option<(BatchRef, Option<usize>)> {
+        // The spin window runs from the end of the worker's last hand, or
+        // from its wakeup if it was woken for a batch that had finished by
+        // the time it ran. Either point is before the last batch ends, so
+        // once it has, every spinner stops within one window, at most
+        // `max_spinners` at a time: what an idle pool burns after a burst
+        // stays within the window times the cap, however late a woken
+        // worker gets a CPU.
+        let mut woken = false;
         loop {
-            if self.has_work(w) {
-                let mut q = lock(&self.queue);
-                if let Some(b) = self.take(&mut q, w) {
-                    return Some(b);
-                }
-                if q.shutdown {
-                    return None;
+            if self.mail[w].get() {
+                let mut q = self.lock();
+                if let Some(b) = self.take_private(&mut q, w) {
+                    return Some((b, None));
                 }
             }
-            if self.shutdown.load(Ordering::Relaxed) && lock(&self.queue).shutdown {
+            if let Some((b, left)) = self.offers.claim() {
+                return Some((b, Some(left)));
+            }
+            if self.shutdown.get() && self.lock().shutdown {
                 return None;
             }
-            if self.spin(w) {
+            let spent = if woken {
+                self.woken_at.since(w)
+            } else {
+                Duration::ZERO
+            };
+            if self.spin(w, *park_cost + spent) {
                 continue;
             }
+            let cpu_before = thread_cpu();
             // Park: the final check and the registration as idle happen in
             // one lock hold, so a submitter either sees this worker idle (and
-            // wakes it) or pushed its tickets before this check (and this
-            // worker takes one).
-            let mut q = lock(&self.queue);
-            if let Some(b) = self.take(&mut q, w) {
-                return Some(b);
+            // pops it) or offered its tickets before this check (and this
+            // worker claims one).
+            let mut q = self.lock();
+            if let Some(b) = self.take_private(&mut q, w) {
+                return Some((b, None));
+            }
+            if let Some((b, left)) = self.offers.claim() {
+                return Some((b, Some(left)));
             }
             if q.shutdown {
                 return None;
@@ -239,48 +325,61 @@ impl Sleep {
             while self.asleep[w].load(Ordering::Acquire) {
                 thread::park();
             }
+            woken = true;
+            if let (Some(a), Some(b)) = (cpu_before, thread_cpu()) {
+                // Twice what this park cost, since the next may cost more
+                // (a few µs, varying with the scheduler's work); at most a
+                // quarter of the window, so a slow park cannot turn spinning
+                // off.
+                *park_cost = (b.saturating_sub(a) * 2).min(self.window / 4);
+            }
         }
     }
 
-    /// Whether worker `w` may find a ticket (a hint; the lock decides).
-    #[inline]
-    fn has_work(&self, w: usize) -> bool {
-        self.pending.load(Ordering::Relaxed) > 0 || self.mail[w].load(Ordering::Relaxed)
-    }
-
-    /// Takes a ticket for `w` under the lock `q`, keeping the hints exact.
-    fn take(&self, q: &mut MutexGuard<'_, Queue>, w: usize) -> Option<BatchRef> {
-        let (b, private) = q.take(w)?;
-        if private {
-            self.update_mail(q, w);
-        } else {
-            self.pending.fetch_sub(1, Ordering::Relaxed);
-        }
+    /// Takes a private ticket for `w` under the lock `q`, keeping the hints
+    /// exact.
+    fn take_private(&self, q: &mut MutexGuard<'_, Queue>, w: usize) -> Option<BatchRef> {
+        let b = q.take_private(w)?;
+        self.update_mail(q, w);
         Some(b)
     }
 
-    /// Spins up to the window; true if work (or shutdown) showed up.
-    fn spin(&self, w: usize) -> bool {
-        if self.window.is_zero() {
+    /// Spins up to the window, less `reserve` (what parking will cost), if
+    /// fewer than `max_spinners` workers spin; true if work (or shutdown)
+    /// showed up.
+    fn spin(&self, w: usize, reserve: Duration) -> bool {
+        let window = self.window.saturating_sub(reserve);
+        if window.is_zero() {
             return false;
         }
-        self.spinning.fetch_add(1, Ordering::Relaxed);
-        let mut clock = SpinClock::start(self.window);
+        // Become a spinner only below the cap: the increment returns how
+        // many hold one, and only those under the cap spin, so spinners
+        // never exceed it. The count itself may pass the cap for an
+        // instant, by a worker that takes its increment back at once; a
+        // submitter that reads it then wakes one worker fewer, which costs
+        // that batch a hand, never a job (its own hand can run them all).
+        let n = self.spinning.fetch_add(1, Ordering::Relaxed);
+        if n >= self.max_spinners {
+            self.spinning.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        self.counters.spinners_high.max(n as u64 + 1);
+        let mut clock = SpinClock::start(window);
         let mut found = false;
         while !clock.expired() {
             spin_hint();
-            if self.has_work(w) {
+            if self.offers.any() || self.mail[w].get() {
                 found = true;
                 self.counters.spins_found_work.add(1);
                 break;
             }
-            if self.shutdown.load(Ordering::Relaxed) {
+            if self.shutdown.get() {
                 found = true;
                 break;
             }
         }
-        // Decrement before taking the lock to take or park: a submitter that
-        // locks after this sees the worker as not spinning.
+        // Decrement before taking the lock to park: a submitter that locks
+        // after this sees the worker as not spinning.
         self.spinning.fetch_sub(1, Ordering::Relaxed);
         self.counters.spin_ns.add(clock.elapsed_ns());
         found
@@ -288,10 +387,10 @@ impl Sleep {
 
     /// Marks the pool shut down and wakes every parked worker.
     pub(crate) fn shutdown(&self) {
-        let mut q = lock(&self.queue);
+        let mut q = self.lock();
         debug_assert!(q.is_empty(), "shutdown with tickets queued");
         q.shutdown = true;
-        self.shutdown.store(true, Ordering::Relaxed);
+        self.shutdown.set(true);
         let woken: Vec<(usize, thread::Thread)> = q.idle.drain(..).collect();
         drop(q);
         self.wake(woken);

@@ -23,7 +23,7 @@ impl Sleep {
                 if let Some(t) = sleep.take_from_job(w, false) {
                     // SAFETY: a private ticket taken under the lock is
                     // counted in its batch's latch and not yet released.
-                    unsafe { t.run_hand(w) };
+                    unsafe { t.run_hand(w, None, sleep) };
                     continue;
                 }
             }
@@ -39,7 +39,7 @@ impl Sleep {
             // a wakeup are one lock hold, as a parking worker's are.
             if let Some(t) = sleep.take_from_job(w, true) {
                 // SAFETY: as above.
-                unsafe { t.run_hand(w) };
+                unsafe { t.run_hand(w, None, sleep) };
                 continue;
             }
             out.parked = true;
