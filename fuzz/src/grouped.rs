@@ -39,7 +39,7 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, values: &[T]) {
             Keys::U8(&k8)
         }
         1 => {
-            groups = Groups::u16(g * 97).unwrap();
+            groups = Groups::u16(g * 3).unwrap();
             k16 = inp
                 .keys
                 .chunks(2)

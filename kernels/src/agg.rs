@@ -267,27 +267,6 @@ impl Kernels {
     }
 }
 
-/// Unmasked sums of 64-bit values of at least this many bytes run a loop of
-/// 128-bit loads (the build's baseline, SSE2 on x86-64) at the AVX2 and
-/// AVX-512 levels: on the Zen 4 this was tuned on, once a column outgrows
-/// the 32 MiB L3, arrow's 128-bit sum loop outran every 256- and 512-bit
-/// loop, the hand-written ceiling and a read pass of the same buffer
-/// included (i64 at 16 Mi rows: 24.2-29.5 GB/s against 17.8-21.4). The sum
-/// is the same (the same lanes in the same order). `bench/src/bin/sums.rs`
-/// measures it against the leaves.
-pub(crate) const SUM_STREAM_FROM_BYTES: usize = 16 << 20;
-
-/// Whether an unmasked sum of `rows` values of `T` at `level` runs the
-/// 128-bit loop (see [`SUM_STREAM_FROM_BYTES`]): the level chosen is the
-/// fastest measured for the size, not the widest.
-#[inline]
-pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
-    use crate::cpu::Level;
-    matches!(level, Level::Avx2 | Level::Avx512)
-        && core::mem::size_of::<T>() == 8
-        && rows.saturating_mul(8) >= SUM_STREAM_FROM_BYTES
-}
-
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
 /// Only when the result equals that sentinel can no row have counted; count
 /// then, never on the common path.

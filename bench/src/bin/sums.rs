@@ -4,8 +4,9 @@
 //! widest vectors, no masks, no tail handling beyond a scalar remainder),
 //! and a read-only pass over the same buffer (the bandwidth yardstick for
 //! the share-of-bandwidth column). GB/s of input, medians of interleaved
-//! rounds; `ceiling B/cyc` is the ceiling loop's bytes per TSC cycle (the
-//! TSC rate is read from /proc/cpuinfo's `MHz`-free source: `tsc_hz` below).
+//! rounds, every contender over the same buffer; `ceiling B/cyc` is the
+//! ceiling loop's bytes per TSC cycle (the TSC rate measured against the
+//! wall clock: `tsc_hz` below).
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin sums
@@ -174,7 +175,10 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
             T::make(s.wrapping_mul(0x2545_F491_4F6C_DD1D))
         })
         .collect();
-    let arr = PrimitiveArray::<T::A>::from_iter_values(values.iter().copied());
+    // One buffer for every contender: arrow's array owns the values and
+    // keel reads the same memory (a copy would sit on other pages).
+    let arr = PrimitiveArray::<T::A>::new(arrow_buffer::ScalarBuffer::from(values), None);
+    let values: &[T] = arr.values();
     let (k, k5, k2) = (
         Kernels::current(),
         Kernels::at(cpu::Level::Avx512).unwrap(),
