@@ -6,8 +6,8 @@
 //! unchecked form is only called when every index is in range.
 
 use arbitrary::Arbitrary;
-use keel_kernels::Kernels;
 use keel_kernels::Error;
+use keel_kernels::Kernels;
 use keel_kernels::gather::{Column, ColumnMut, Index, Value};
 
 /// A column, indices and how to read them.

@@ -50,8 +50,21 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, values: &[T]) {
         }
         _ => {
             groups = Groups::pair(b'A'..=b'Z', 0..=(g as u8 % 16)).unwrap();
-            pa = inp.keys.iter().step_by(2).copied().take(n).collect::<Vec<u8>>();
-            pb = inp.keys.iter().skip(1).step_by(2).copied().take(n).collect::<Vec<u8>>();
+            pa = inp
+                .keys
+                .iter()
+                .step_by(2)
+                .copied()
+                .take(n)
+                .collect::<Vec<u8>>();
+            pb = inp
+                .keys
+                .iter()
+                .skip(1)
+                .step_by(2)
+                .copied()
+                .take(n)
+                .collect::<Vec<u8>>();
             Keys::Pair(&pa, &pb)
         }
     };
@@ -77,9 +90,19 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, values: &[T]) {
         for s in 0..groups.len() {
             assert_eq!(got.count(s), want.count(s), "{} slot {s}", k.level());
             for c in 0..2 {
-                assert!(T::sum_same(got.sum(s, c), want.sum(s, c)), "{} sum {s}", k.level());
-                assert_eq!(format!("{:?}", got.min(s, c)), format!("{:?}", want.min(s, c)));
-                assert_eq!(format!("{:?}", got.max(s, c)), format!("{:?}", want.max(s, c)));
+                assert!(
+                    T::sum_same(got.sum(s, c), want.sum(s, c)),
+                    "{} sum {s}",
+                    k.level()
+                );
+                assert_eq!(
+                    format!("{:?}", got.min(s, c)),
+                    format!("{:?}", want.min(s, c))
+                );
+                assert_eq!(
+                    format!("{:?}", got.max(s, c)),
+                    format!("{:?}", want.max(s, c))
+                );
             }
         }
     }

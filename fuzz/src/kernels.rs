@@ -130,10 +130,16 @@ fn agg_typed<T: Decode>(c: &Column) {
         let (a, b) = (s.max_masked(v, val), k.max_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
         assert_eq!(s.count_masked(v, val), k.count_masked(v, val));
-        assert_eq!(s.sum_checked_masked(v, val).is_ok(), k.sum_checked_masked(v, val).is_ok());
+        assert_eq!(
+            s.sum_checked_masked(v, val).is_ok(),
+            k.sum_checked_masked(v, val).is_ok()
+        );
         // The same at a bit offset, with a selection bitmap in bytes.
         let m = Mask {
-            validity: c.validity.as_deref().map(|w| Bits::with_offset(w, usize::from(c.shift % 128))),
+            validity: c
+                .validity
+                .as_deref()
+                .map(|w| Bits::with_offset(w, usize::from(c.shift % 128))),
             selection: c.selection.as_deref().map_or(Selection::All, |b| {
                 Selection::Bitmap(Bits::from_bytes(b, usize::from(c.shift % 8)))
             }),
@@ -143,7 +149,12 @@ fn agg_typed<T: Decode>(c: &Column) {
             (a, b) => assert_eq!(a.err(), b.err()),
         }
         let (a, b) = (s.min_max_masked(v, m), k.min_max_masked(v, m));
-        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} masked min_max", k.level());
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{} masked min_max",
+            k.level()
+        );
         assert_eq!(s.count_masked(v, m), k.count_masked(v, m));
     }
 }
@@ -182,7 +193,10 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
         // as a selection at a bit offset; it equals filter, and, popcount.
         let m = Mask {
             validity: f.col.validity.as_deref().map(Bits::new),
-            selection: Selection::Bitmap(Bits::with_offset(&f.prior, usize::from(f.col.shift % 64))),
+            selection: Selection::Bitmap(Bits::with_offset(
+                &f.prior,
+                usize::from(f.col.shift % 64),
+            )),
         };
         let c = s.count_matching(v, p, m);
         assert_eq!(k.count_matching(v, p, m), c, "{} count {p:?}", k.level());
