@@ -9,3 +9,7 @@ cargo test -p keel-heap --features dynamic-tls
 # The HyperLogLog error check at 1 M and 10 M keys is ignored in debug builds
 # (too slow there); it runs here in release, where it takes seconds.
 cargo test --release -p keel-kernels --test hll -- --ignored
+# keel-kernels' arrow adapters against arrow's own compute kernels, in
+# their own workspace so arrow never reaches the default build.
+cargo test --manifest-path kernels/arrow-check/Cargo.toml
+cargo test -p keel-kernels --features arrow --doc arrow

@@ -11,9 +11,9 @@
 //! | [`kernels`] | `keel-kernels` | SIMD column kernels with runtime dispatch |
 //!
 //! With every crate on, [`Runtime`] composes them: a pool sized from the
-//! topology running kernels morsel-parallel (sum, filter-count,
-//! count-distinct through per-hand HyperLogLogs, span scan with a shared
-//! abort flag).
+//! topology, one heap per hand, and kernels run morsel-parallel (a fold
+//! with per-hand state, sum, filter-count, count-distinct through per-hand
+//! HyperLogLogs, span scan with a shared abort flag).
 #![no_std]
 
 #[cfg(feature = "std")]
@@ -39,6 +39,7 @@ pub use keel_kernels as kernels;
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 mod runtime;
@@ -46,9 +47,29 @@ mod runtime;
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
-pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
+pub use runtime::{HandCx, MORSEL_ROWS, Runtime, RuntimeConfig, RuntimeError, WorkKind};
+
+// An engine shares one runtime between its threads and sends its errors
+// across them; a hand's context holds that hand's heap and must stay on
+// the thread running it. A change that broke either fails to compile.
+#[cfg(all(
+    feature = "std",
+    feature = "topology",
+    feature = "pool",
+    feature = "heap",
+    feature = "kernels"
+))]
+mod assertions {
+    use super::*;
+    static_assertions::assert_impl_all!(Runtime: Send, Sync);
+    static_assertions::assert_impl_all!(RuntimeConfig: Send, Sync, Clone);
+    static_assertions::assert_impl_all!(RuntimeError: Send, Sync, core::error::Error);
+    static_assertions::assert_impl_all!(WorkKind: Send, Sync, Copy);
+    static_assertions::assert_not_impl_any!(HandCx<'static>: Send, Sync);
+}
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(all(
@@ -56,6 +77,7 @@ pub use runtime::{MORSEL_ROWS, Runtime, RuntimeError};
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 #[doc = include_str!("../README.md")]

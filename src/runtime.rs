@@ -6,16 +6,19 @@
 //! per-worker partial results. Combining is deterministic where the result
 //! could depend on order (float sums fold in morsel order).
 
+use std::format;
+use std::string::String;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::vec;
 use std::vec::Vec;
 
+use keel_heap::{Heap, Placement, PlacementOutcome};
 use keel_kernels::Element;
 use keel_kernels::filter::Predicate;
 use keel_kernels::hll::HyperLogLog;
 use keel_kernels::span::{SpanKey, SpanScan};
-use keel_pool::{BuildError, Pool};
+use keel_pool::settings::{self, Settings};
+use keel_pool::{BuildError, Pool, Source};
 use keel_topology::Topology;
 
 /// Rows per morsel: 64 Ki rows, the zone-map chunk, big enough that the
@@ -28,17 +31,37 @@ pub const MORSEL_ROWS: usize = 64 * 1024;
 pub enum RuntimeError {
     /// A kernel refused its arguments.
     Kernel(keel_kernels::Error),
+    /// The pool could not be built.
+    Pool(BuildError),
+    /// No heap could be made for a hand.
+    Heap,
 }
 
 impl std::fmt::Display for RuntimeError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RuntimeError::Kernel(e) => write!(f, "kernel error: {e:?}"),
+            RuntimeError::Kernel(e) => write!(f, "kernel error: {e}"),
+            RuntimeError::Pool(e) => write!(f, "pool error: {e}"),
+            RuntimeError::Heap => f.write_str("no heap could be made for a hand"),
         }
     }
 }
 
-impl std::error::Error for RuntimeError {}
+impl std::error::Error for RuntimeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RuntimeError::Kernel(e) => Some(e),
+            RuntimeError::Pool(e) => Some(e),
+            RuntimeError::Heap => None,
+        }
+    }
+}
+
+impl From<BuildError> for RuntimeError {
+    fn from(e: BuildError) -> Self {
+        RuntimeError::Pool(e)
+    }
+}
 
 impl From<keel_kernels::Error> for RuntimeError {
     fn from(e: keel_kernels::Error) -> Self {
@@ -56,25 +79,360 @@ impl From<keel_kernels::Error> for RuntimeError {
 /// assert_eq!(rt.sum(&col)?, (0..200_000i64).sum::<i64>());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct Runtime {
     topology: Topology,
     pool: Pool,
+    /// One heap per hand, indexed by hand.
+    heaps: Vec<Mutex<Heap>>,
+    config: RuntimeConfig,
+}
+
+/// Kinds of work, each with its recommended hands per batch
+/// (`KEEL_WIDTH_SCAN`, `KEEL_WIDTH_GATHER`, `KEEL_WIDTH_COMPUTE`, as
+/// `keel doctor` measures them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WorkKind {
+    /// Bandwidth-bound scans and aggregations ([`Runtime::fold`],
+    /// [`Runtime::sum`], [`Runtime::filter_count`], [`Runtime::span_within`]).
+    Scan,
+    /// Random gathers by row index.
+    Gather,
+    /// Compute-bound kernels ([`Runtime::count_distinct_i64`]).
+    Compute,
+}
+
+/// The settings a runtime reads beyond the pool's: memory placement and
+/// the hands per kind of work, each with where it came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Where large buffers' pages go ([`Runtime::place`]); `KEEL_PLACEMENT`.
+    pub placement: Placement,
+    /// Where `placement` came from.
+    pub placement_source: Source,
+    /// Hands for [`WorkKind::Scan`], [`WorkKind::Gather`] and
+    /// [`WorkKind::Compute`], at most the pool's width.
+    pub widths: [(usize, Source); 3],
+    /// Settings that were ignored or capped, and why.
+    pub notes: Vec<String>,
+}
+
+impl RuntimeConfig {
+    /// The runtime's settings from `s` for a pool of `width` hands.
+    ///
+    /// ```
+    /// use keel_rt::{RuntimeConfig, WorkKind};
+    /// use keel_rt::heap::Placement;
+    /// use keel_rt::pool::settings::Settings;
+    ///
+    /// let s = Settings::parse("KEEL_PLACEMENT=node:1\nKEEL_WIDTH_GATHER=12\n");
+    /// let c = RuntimeConfig::from_settings(&s, 8);
+    /// assert_eq!(c.placement, Placement::Node(1));
+    /// assert_eq!(c.width(WorkKind::Gather), 8); // capped at the pool's width
+    /// assert_eq!(c.width(WorkKind::Scan), 8);
+    /// assert_eq!(c.notes.len(), 1);
+    /// ```
+    pub fn from_settings(s: &Settings, width: usize) -> RuntimeConfig {
+        let mut notes = Vec::new();
+        let (placement, placement_source) = match s.get(settings::PLACEMENT) {
+            Some((v, src)) => match parse_placement(v) {
+                Some(p) => (p, src),
+                None => {
+                    notes.push(format!("{}={v:?} ignored", settings::PLACEMENT));
+                    (Placement::Auto, Source::Default)
+                }
+            },
+            None => (Placement::Auto, Source::Default),
+        };
+        let widths = [
+            settings::WIDTH_SCAN,
+            settings::WIDTH_GATHER,
+            settings::WIDTH_COMPUTE,
+        ]
+        .map(|key| match s.count(key) {
+            Some((n, src)) if n > width => {
+                notes.push(format!(
+                    "{key}={n} capped at the pool's width, {width} hands"
+                ));
+                (width, src)
+            }
+            Some((n, src)) => (n.max(1), src),
+            None => (width, Source::Default),
+        });
+        RuntimeConfig {
+            placement,
+            placement_source,
+            widths,
+            notes,
+        }
+    }
+
+    /// Hands for `kind`.
+    pub fn width(&self, kind: WorkKind) -> usize {
+        self.widths[kind as usize].0
+    }
+}
+
+/// `auto`, `interleave`, `default` or `node:N`, as the settings parser
+/// checked it.
+fn parse_placement(v: &str) -> Option<Placement> {
+    match v {
+        "auto" => Some(Placement::Auto),
+        "interleave" => Some(Placement::Interleave),
+        "default" => Some(Placement::Default),
+        _ => v.strip_prefix("node:")?.parse().ok().map(Placement::Node),
+    }
+}
+
+impl std::fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runtime")
+            .field("pool", &self.pool)
+            .field("heaps", &self.heaps.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a hand sees inside [`Runtime::fold`]: which hand it is, how many
+/// there are, and its own heap for scratch.
+#[derive(Clone, Copy)]
+pub struct HandCx<'a> {
+    index: usize,
+    width: usize,
+    heap: &'a Heap,
+}
+
+impl std::fmt::Debug for HandCx<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HandCx")
+            .field("index", &self.index)
+            .field("width", &self.width)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> HandCx<'a> {
+    /// This hand's index, `0..width`, stable for the whole operation.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Hands in this operation.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// This hand's heap: nobody else allocates from it during the
+    /// operation, and the runtime collects it when the operation ends.
+    pub fn heap(&self) -> &'a Heap {
+        self.heap
+    }
 }
 
 impl Runtime {
     /// Detects the machine and builds a pool of its bandwidth width
-    /// (physical cores among usable CPUs, capped by the quota; `KEEL_WORKERS`
-    /// overrides).
-    pub fn new() -> Result<Runtime, BuildError> {
-        let topology = Topology::detect();
-        let pool = Pool::builder().topology(topology.clone()).build()?;
-        Ok(Runtime { topology, pool })
+    /// (physical cores among usable CPUs, capped by the quota), and one heap
+    /// per hand, with this process's settings ([`Settings::from_env`]: the
+    /// `KEEL_CONFIG` file and the `KEEL_*` variables; the pool reads
+    /// `KEEL_WORKERS`, `KEEL_SPIN_US` and `KEEL_BIND`, the runtime
+    /// `KEEL_PLACEMENT` and `KEEL_WIDTH_*`).
+    pub fn new() -> Result<Runtime, RuntimeError> {
+        Runtime::with_settings(Topology::detect(), Settings::from_env())
     }
 
-    /// A runtime over a topology and pool the caller built.
-    pub fn from_parts(topology: Topology, pool: Pool) -> Runtime {
-        Runtime { topology, pool }
+    /// [`Runtime::new`] on a given topology and settings.
+    ///
+    /// ```
+    /// use keel_rt::{Runtime, WorkKind};
+    /// use keel_rt::pool::settings::Settings;
+    /// use keel_rt::topology::Topology;
+    ///
+    /// let s = Settings::parse("KEEL_WORKERS=2\nKEEL_WIDTH_COMPUTE=1\n");
+    /// let rt = Runtime::with_settings(Topology::detect(), s)?;
+    /// assert_eq!(rt.pool().width(), 2);
+    /// assert_eq!(rt.width_for(WorkKind::Compute), 1);
+    /// assert_eq!(rt.width_for(WorkKind::Scan), 2);
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
+    pub fn with_settings(topology: Topology, settings: Settings) -> Result<Runtime, RuntimeError> {
+        let pool = Pool::builder()
+            .topology(topology.clone())
+            .settings(settings.clone())
+            .build()?;
+        let config = RuntimeConfig::from_settings(&settings, pool.width());
+        Runtime::assemble(topology, pool, config)
+    }
+
+    /// A runtime over a topology and pool the caller built, with one heap
+    /// per hand of the pool and default runtime settings (placement `auto`,
+    /// every kind of work on every hand).
+    pub fn from_parts(topology: Topology, pool: Pool) -> Result<Runtime, RuntimeError> {
+        let config = RuntimeConfig::from_settings(&Settings::new(), pool.width());
+        Runtime::assemble(topology, pool, config)
+    }
+
+    fn assemble(
+        topology: Topology,
+        pool: Pool,
+        config: RuntimeConfig,
+    ) -> Result<Runtime, RuntimeError> {
+        let heaps = (0..pool.width())
+            .map(|_| Heap::new().map(Mutex::new).map_err(|_| RuntimeError::Heap))
+            .collect::<Result<_, _>>()?;
+        Ok(Runtime {
+            topology,
+            pool,
+            heaps,
+            config,
+        })
+    }
+
+    /// The runtime's own settings.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// Hands the runtime gives a batch of `kind`.
+    pub fn width_for(&self, kind: WorkKind) -> usize {
+        self.config.width(kind)
+    }
+
+    /// Places `buf`'s pages over the machine's NUMA nodes as
+    /// `KEEL_PLACEMENT` says (interleaved by default where there is more
+    /// than one node): call it on a large column before writing it. Never
+    /// fails; the outcome says what was done.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    ///
+    /// let rt = Runtime::new()?;
+    /// let col = vec![0i64; 1 << 20];
+    /// println!("{}", rt.place(&col));
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
+    pub fn place<T>(&self, buf: &[T]) -> PlacementOutcome {
+        let nodes: Vec<u32> = self
+            .topology
+            .numa_nodes()
+            .iter()
+            .map(|n| n.os_index)
+            .collect();
+        keel_heap::place(buf, self.config.placement, &nodes)
+    }
+
+    /// A morsel-parallel fold on [`WorkKind::Scan`]'s hands: the rows
+    /// `0..len` in morsels of `morsel` rows (0 is taken as 1), claimed so
+    /// that faster hands take more. Each
+    /// hand starts its accumulator with `init` and folds every morsel it
+    /// claims into it with `fold`; the accumulators come back in hand order
+    /// (hands that claimed nothing included), for the caller to combine.
+    /// The first error stops hands from starting new morsels and is
+    /// returned; so is [`RuntimeError::Heap`] if a fold nested inside
+    /// another's job finds the hand's heap taken and cannot make one of its
+    /// own. Each hand allocates its scratch from its own heap
+    /// ([`HandCx::heap`]); the heaps are collected when the fold ends.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    ///
+    /// let rt = Runtime::new()?;
+    /// let col: Vec<u32> = (0..100_000).collect();
+    /// let parts = rt.fold(
+    ///     col.len(),
+    ///     4096,
+    ///     |_| 0u64,
+    ///     |acc, rows, _| {
+    ///         *acc += col[rows].iter().map(|&x| u64::from(x)).sum::<u64>();
+    ///         Ok::<(), keel_rt::RuntimeError>(())
+    ///     },
+    /// )?;
+    /// assert_eq!(parts.iter().sum::<u64>(), 99_999 * 100_000 / 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn fold<A, E, I, F>(&self, len: usize, morsel: usize, init: I, fold: F) -> Result<Vec<A>, E>
+    where
+        A: Send,
+        E: Send + From<RuntimeError>,
+        I: Fn(&HandCx<'_>) -> A + Sync,
+        F: Fn(&mut A, std::ops::Range<usize>, &HandCx<'_>) -> Result<(), E> + Sync,
+    {
+        self.fold_on(WorkKind::Scan, len, morsel, init, fold)
+    }
+
+    /// [`Runtime::fold`] on the hands of `kind`.
+    fn fold_on<A, E, I, F>(
+        &self,
+        kind: WorkKind,
+        len: usize,
+        morsel: usize,
+        init: I,
+        fold: F,
+    ) -> Result<Vec<A>, E>
+    where
+        A: Send,
+        E: Send + From<RuntimeError>,
+        I: Fn(&HandCx<'_>) -> A + Sync,
+        F: Fn(&mut A, std::ops::Range<usize>, &HandCx<'_>) -> Result<(), E> + Sync,
+    {
+        let morsel = morsel.max(1);
+        let morsels = len.div_ceil(morsel);
+        let width = self.width_for(kind).min(morsels).max(1);
+        let next = AtomicUsize::new(0);
+        let stop = AtomicBool::new(false);
+        let err = Mutex::new(None);
+        let slots: Vec<Mutex<Option<A>>> = (0..width).map(|_| Mutex::new(None)).collect();
+        // One job per hand: job `h` runs once, so it alone holds heap `h`
+        // and slot `h` for the whole batch.
+        self.pool.run_with(width, width, |h| {
+            // A fold nested inside another's job finds the hand's heap
+            // taken and works in a heap of its own.
+            let (guard, spare);
+            let heap: &Heap = match self.heaps[h].try_lock() {
+                Ok(g) => {
+                    guard = g;
+                    &guard
+                }
+                Err(_) => match Heap::new() {
+                    Ok(hp) => {
+                        spare = hp;
+                        &spare
+                    }
+                    Err(_) => {
+                        stop.store(true, Ordering::Relaxed);
+                        lock(&err).get_or_insert(RuntimeError::Heap.into());
+                        return;
+                    }
+                },
+            };
+            let cx = HandCx {
+                index: h,
+                width,
+                heap,
+            };
+            let mut acc = init(&cx);
+            while !stop.load(Ordering::Relaxed) {
+                let m = next.fetch_add(1, Ordering::Relaxed);
+                if m >= morsels {
+                    break;
+                }
+                let rows = m * morsel..len.min((m + 1) * morsel);
+                if let Err(e) = fold(&mut acc, rows, &cx) {
+                    stop.store(true, Ordering::Relaxed);
+                    lock(&err).get_or_insert(e);
+                    break;
+                }
+            }
+            *lock(&slots[h]) = Some(acc);
+            // The hand's part of the query is over: collect what its
+            // morsels freed.
+            heap.gc();
+        });
+        if let Some(e) = err.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(e);
+        }
+        Ok(slots
+            .into_iter()
+            .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
+            .collect())
     }
 
     /// The machine the runtime was sized for.
@@ -95,22 +453,21 @@ impl Runtime {
     where
         T::Sum: Send,
     {
-        let morsels = values.len().div_ceil(MORSEL_ROWS);
-        let partial: Vec<Mutex<T::Sum>> = (0..morsels).map(|_| Mutex::new(T::SUM_ZERO)).collect();
-        let err = Mutex::new(None);
-        self.pool.for_each_morsel(values.len(), MORSEL_ROWS, |r| {
-            let slot = r.start / MORSEL_ROWS;
-            match keel_kernels::agg::sum(&values[r], None) {
-                Ok(s) => *lock(&partial[slot]) = s,
-                Err(e) => *lock(&err) = Some(e),
-            }
-        });
-        if let Some(e) = lock(&err).take() {
-            return Err(e.into());
-        }
-        Ok(partial.into_iter().fold(T::SUM_ZERO, |acc, p| {
-            T::sum_add(acc, p.into_inner().unwrap_or_else(|e| e.into_inner()))
-        }))
+        // Each hand keeps its morsels' sums with their morsel numbers.
+        let parts = self.fold(
+            values.len(),
+            MORSEL_ROWS,
+            |_| Vec::new(),
+            |acc: &mut Vec<(usize, T::Sum)>, r, _| {
+                acc.push((r.start, keel_kernels::agg::sum(&values[r])));
+                Ok::<(), RuntimeError>(())
+            },
+        )?;
+        let mut all: Vec<(usize, T::Sum)> = parts.into_iter().flatten().collect();
+        all.sort_unstable_by_key(|&(start, _)| start);
+        Ok(all
+            .into_iter()
+            .fold(T::SUM_ZERO, |acc, (_, p)| T::sum_add(acc, p)))
     }
 
     /// How many rows of `values` pass `pred`.
@@ -129,24 +486,20 @@ impl Runtime {
         values: &[T],
         pred: Predicate<T>,
     ) -> Result<usize, RuntimeError> {
-        let count = AtomicUsize::new(0);
-        let err = Mutex::new(None);
-        self.pool.for_each_morsel(values.len(), MORSEL_ROWS, |r| {
-            let rows = r.len();
-            let mut bits = vec![0u64; rows.div_ceil(64)];
-            let n = keel_kernels::filter::filter(&values[r], pred, &mut bits)
-                .and_then(|()| keel_kernels::bitmap::popcount(&bits, rows));
-            match n {
-                Ok(n) => {
-                    count.fetch_add(n, Ordering::Relaxed);
-                }
-                Err(e) => *lock(&err) = Some(e),
-            }
-        });
-        if let Some(e) = lock(&err).take() {
-            return Err(e.into());
-        }
-        Ok(count.into_inner())
+        let parts = self.fold(
+            values.len(),
+            MORSEL_ROWS,
+            // The hand's selection bitmap, reused across its morsels.
+            |_| (0usize, Vec::new()),
+            |(count, bits): &mut (usize, Vec<u64>), r, _| {
+                let rows = r.len();
+                bits.resize(rows.div_ceil(64), 0);
+                keel_kernels::filter::filter(&values[r], pred, bits)?;
+                *count += keel_kernels::bitmap::popcount(bits, rows)?;
+                Ok::<(), RuntimeError>(())
+            },
+        )?;
+        Ok(parts.iter().map(|(n, _)| n).sum())
     }
 
     /// Approximate number of distinct keys: one HyperLogLog per hand (p = 14,
@@ -162,39 +515,24 @@ impl Runtime {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count_distinct_i64(&self, values: &[i64]) -> Result<u64, RuntimeError> {
-        let hands = self.pool.workers() + 1;
-        let sketches: Vec<Mutex<Option<HyperLogLog>>> =
-            (0..hands).map(|_| Mutex::new(None)).collect();
-        let err = Mutex::new(None);
-        self.pool.for_each_morsel(values.len(), MORSEL_ROWS, |r| {
-            // The caller is the last hand; a worker's slot is its index.
-            let hand = self
-                .pool
-                .current_worker()
-                .unwrap_or(hands - 1)
-                .min(hands - 1);
-            let mut slot = lock(&sketches[hand]);
-            if slot.is_none() {
-                match HyperLogLog::new(14) {
-                    Ok(s) => *slot = Some(s),
-                    Err(e) => {
-                        *lock(&err) = Some(e);
-                        return;
-                    }
-                }
-            }
-            if let Some(s) = slot.as_mut() {
+        // One sketch per hand, made on its first morsel.
+        let parts = self.fold_on(
+            WorkKind::Compute,
+            values.len(),
+            MORSEL_ROWS,
+            |_| None,
+            |sketch: &mut Option<HyperLogLog>, r, _| {
+                let s = match sketch {
+                    Some(s) => s,
+                    None => sketch.insert(HyperLogLog::new(14)?),
+                };
                 s.add_i64_column(&values[r]);
-            }
-        });
-        if let Some(e) = lock(&err).take() {
-            return Err(e.into());
-        }
+                Ok::<(), RuntimeError>(())
+            },
+        )?;
         let mut total = HyperLogLog::new(14)?;
-        for s in sketches {
-            if let Some(s) = s.into_inner().unwrap_or_else(|e| e.into_inner()) {
-                total.merge(&s)?;
-            }
+        for s in parts.iter().flatten() {
+            total.merge(s)?;
         }
         Ok(total.count())
     }
@@ -221,27 +559,18 @@ impl Runtime {
         let abort = AtomicBool::new(false);
         // One running scan per hand, carried across the morsels it claims, so
         // a hand notices a span that only its morsels together exceed.
-        let hands = self.pool.workers() + 1;
-        let scans: Vec<Mutex<SpanScan<T>>> = (0..hands)
-            .map(|_| Mutex::new(SpanScan::new(budget)))
-            .collect();
-        let err = Mutex::new(None);
-        self.pool.for_each_morsel(values.len(), MORSEL_ROWS, |r| {
-            let hand = self
-                .pool
-                .current_worker()
-                .unwrap_or(hands - 1)
-                .min(hands - 1);
-            if let Err(e) = lock(&scans[hand]).scan(&values[r], None, &abort) {
-                *lock(&err) = Some(e);
-            }
-        });
-        if let Some(e) = lock(&err).take() {
-            return Err(e.into());
-        }
+        let scans = self.fold(
+            values.len(),
+            MORSEL_ROWS,
+            |_| SpanScan::new(budget),
+            |scan, r, _| {
+                scan.scan(&values[r], None, &abort)?;
+                Ok::<(), RuntimeError>(())
+            },
+        )?;
         let mut total = SpanScan::new(budget);
         for s in &scans {
-            total.merge(&lock(s));
+            total.merge(s);
         }
         if abort.load(Ordering::Relaxed) || total.exceeded() {
             return Ok(None);

@@ -1,40 +1,53 @@
 //! `keel topo`: the machine as keel sees it, as a tree or as JSON.
 
 use std::collections::BTreeMap;
-use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use keel_rt::topology::{CacheKind, CpuSet, Loader, Topology, Work};
 use serde_json::{Value, json};
 
+/// `keel topo --help`.
+pub const HELP: &str = "\
+usage: keel topo [--json] [--root DIR]
+
+Prints the machine as keel sees it: the CPUs this process may use, the
+physical cores behind them, packages, NUMA nodes with their memory, caches,
+core kinds, the container's CPU quota, and how many workers keel runs by
+default for each kind of work.
+
+options:
+  --json        print JSON for scripts (the top-level field names are stable)
+  --root DIR    read a recorded machine instead of this one: a directory
+                holding sys/ and proc/, as hwloc's HWLOC_FSROOT
+  -h, --help    print this help
+";
+
 /// What `keel topo` was asked for.
+#[derive(Default)]
 pub struct Options {
+    /// Print the help instead.
+    pub help: bool,
     /// Print JSON instead of the tree.
     pub json: bool,
     /// Read a recorded root instead of this machine.
     pub root: Option<PathBuf>,
 }
 
-/// Parses `keel topo`'s arguments (after `topo`). They are OS strings: a
-/// root directory's name need not be UTF-8.
-pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
-    let mut o = Options {
-        json: false,
-        root: None,
-    };
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.to_str() {
-            Some("--json") => o.json = true,
-            Some("--root") => {
-                let dir = it.next().ok_or("--root needs a directory")?;
+/// Parses `keel topo`'s arguments (those after `topo`). They stay OS
+/// strings: a root directory's name need not be UTF-8.
+pub fn parse_args(p: &mut lexopt::Parser) -> Result<Options, String> {
+    use lexopt::prelude::*;
+    let mut o = Options::default();
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("json") => o.json = true,
+            Short('h') | Long("help") => o.help = true,
+            Long("root") => {
+                let dir = p.value().map_err(|_| "--root needs a directory")?;
                 o.root = Some(PathBuf::from(dir));
             }
-            _ => match root_eq(a) {
-                Some(dir) => o.root = Some(dir),
-                None => return Err(format!("unknown argument `{}`", a.to_string_lossy())),
-            },
+            _ => return Err(arg.unexpected().to_string()),
         }
     }
     // An empty path would read `sys/` and `proc/` under the current
@@ -45,24 +58,11 @@ pub fn parse_args(args: &[OsString]) -> Result<Options, String> {
     Ok(o)
 }
 
-/// The directory of a `--root=DIR` argument, split on the OS string's bytes
-/// so that a directory name that is not UTF-8 survives.
-fn root_eq(a: &OsStr) -> Option<PathBuf> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt as _;
-        a.as_bytes()
-            .strip_prefix(b"--root=")
-            .map(|d| PathBuf::from(OsStr::from_bytes(d)))
-    }
-    #[cfg(not(unix))]
-    {
-        a.to_str()?.strip_prefix("--root=").map(PathBuf::from)
-    }
-}
-
 /// Runs `keel topo` and returns what to print on stdout.
 pub fn run(o: &Options) -> Result<String, String> {
+    if o.help {
+        return Ok(HELP.to_string());
+    }
     let t = match &o.root {
         // A recorded root: its own cgroup files apply, not our affinity.
         Some(root) => Loader::new(root).load().map_err(|e| e.to_string())?,
@@ -116,6 +116,10 @@ pub fn to_json(t: &Topology) -> Value {
         "workers": {
             "bandwidth": t.workers_for(Work::Bandwidth),
             "latency": t.workers_for(Work::Latency),
+            // What the bandwidth count counts: physical cores, or usable
+            // CPUs where the machine reports no cores.
+            "bandwidth_from": if t.cores().is_empty() { "usable_cpus" } else { "physical_cores" },
+            "capped_by_quota": capped_by_quota(t, Work::Bandwidth) || capped_by_quota(t, Work::Latency),
         },
         "fallback": t.fallback(),
     })
@@ -150,16 +154,25 @@ fn size(b: u64) -> String {
 /// worker counts.
 pub fn tree(t: &Topology) -> String {
     let mut out = String::new();
+    let left_out = t.online_cpus().len().saturating_sub(t.usable_cpus().len());
+    let offline = t.offline_cpus();
     let _ = writeln!(
         out,
-        "Machine: {} usable CPUs ({}) of {} online{}",
+        "Machine: {} usable CPUs ({}) of {} online{}{}",
         t.usable_cpus().len(),
         t.usable_cpus(),
         t.online_cpus().len(),
-        if t.offline_cpus().is_empty() {
-            String::new()
-        } else {
-            format!(", offline {}", t.offline_cpus())
+        match left_out {
+            0 => String::new(),
+            n => format!(
+                " (the other {n} {} outside this process's CPU affinity or cgroup cpuset)",
+                if n == 1 { "is" } else { "are" }
+            ),
+        },
+        match offline.len() {
+            0 => String::new(),
+            1 => format!("; offline: CPU {offline}"),
+            _ => format!("; offline: CPUs {offline}"),
         }
     );
     let pkgs: Vec<(String, CpuSet)> = t
@@ -226,32 +239,119 @@ pub fn tree(t: &Topology) -> String {
             caches_and_cores(t, &rest, &levels, depth, &mut out);
         }
     }
-    if t.core_kinds().is_empty() {
-        let _ = writeln!(out, "Core kinds: not reported");
-    } else {
-        let _ = writeln!(out, "Core kinds (efficient to performant):");
-        for k in t.core_kinds() {
-            let _ = writeln!(out, "  {}: CPUs {}", k.label, k.cpus);
-        }
-    }
+    core_kinds(t, &mut out);
     match t.cpu_quota() {
         Some(q) => {
-            let _ = writeln!(out, "CPU quota: {q:.2} CPUs");
+            let _ = writeln!(
+                out,
+                "CPU quota: {q:.2} CPUs (the CPU time the cgroup grants per second)"
+            );
         }
         None => {
             let _ = writeln!(out, "CPU quota: none");
         }
     }
-    let _ = writeln!(
-        out,
-        "Workers: bandwidth {} (physical cores), latency {} (logical CPUs)",
-        t.workers_for(Work::Bandwidth),
-        t.workers_for(Work::Latency)
-    );
+    workers(t, &mut out);
     if let Some(f) = t.fallback() {
         let _ = writeln!(out, "Fallback: {f}");
     }
     out
+}
+
+/// The core kinds, with the terms of their labels said in words.
+fn core_kinds(t: &Topology, out: &mut String) {
+    let kinds = t.core_kinds();
+    if kinds.is_empty() {
+        let _ = writeln!(
+            out,
+            "Core kinds: not reported (nothing tells the cores apart)"
+        );
+        return;
+    }
+    const UNRANKED: &str = " (unranked)";
+    if kinds.len() == 1 {
+        let _ = writeln!(out, "Core kinds: one kind of core:");
+    } else if kinds.iter().any(|k| k.label.ends_with(UNRANKED)) {
+        let _ = writeln!(
+            out,
+            "Core kinds (nothing ranks them by efficiency; listed in the order found):"
+        );
+    } else {
+        let _ = writeln!(out, "Core kinds, the most efficient first:");
+    }
+    let mut terms: Vec<&str> = Vec::new();
+    for k in kinds {
+        let label = k.label.strip_suffix(UNRANKED).unwrap_or(&k.label);
+        let _ = writeln!(out, "  {label}: CPUs {}", k.cpus);
+        for part in label.split(", ") {
+            let term = part.split(' ').next().unwrap_or(part);
+            if !terms.contains(&term) {
+                terms.push(term);
+            }
+        }
+    }
+    let words: Vec<&str> = terms
+        .iter()
+        .filter_map(|&term| {
+            Some(match term {
+                "capacity" => {
+                    "capacity is the kernel's rating of a CPU's compute power, 1024 for the strongest"
+                }
+                "midr" => "midr is the ARM part number each CPU reports in its MIDR register",
+                "base" => "base is the clock a CPU sustains",
+                "max" => "max is the highest clock a CPU reaches",
+                "intel_atom" => "intel_atom are Intel's efficiency cores",
+                "intel_core" => "intel_core are Intel's performance cores",
+                "intel_lowpower" => "intel_lowpower are Intel's low-power cores",
+                _ => return None,
+            })
+        })
+        .collect();
+    if !words.is_empty() {
+        let _ = writeln!(out, "  ({})", words.join("; "));
+    }
+}
+
+/// Whether the CPU quota lowers `work`'s worker count.
+fn capped_by_quota(t: &Topology, work: Work) -> bool {
+    let uncapped = match work {
+        Work::Bandwidth if t.cores().is_empty() => t.usable_cpus().len(),
+        Work::Bandwidth => t.cores().len(),
+        Work::Latency => t.usable_cpus().len(),
+    };
+    t.workers_for(work) < uncapped
+}
+
+/// The default worker counts, each with what it is for and where it came
+/// from.
+fn workers(t: &Topology, out: &mut String) {
+    let _ = writeln!(out, "Workers keel runs by default:");
+    let cores = t.cores().len();
+    let cpus = t.usable_cpus().len();
+    let bandwidth_from = if cores == 0 {
+        format!("one per usable CPU ({cpus}), since this machine reports no physical cores")
+    } else {
+        format!("one per physical core ({cores})")
+    };
+    for (work, what, from) in [
+        (
+            Work::Bandwidth,
+            "memory-bandwidth-bound work (scans, aggregations)",
+            bandwidth_from,
+        ),
+        (
+            Work::Latency,
+            "latency-bound work (pointer chasing, random gathers)",
+            format!("one per usable logical CPU ({cpus})"),
+        ),
+    ] {
+        let n = t.workers_for(work);
+        let cap = match t.cpu_quota() {
+            Some(q) if capped_by_quota(t, work) => format!(", capped by the CPU quota of {q:.2}"),
+            _ => String::new(),
+        };
+        let _ = writeln!(out, "  {n} for {what}: {from}{cap}");
+    }
 }
 
 fn caches_and_cores(t: &Topology, scope: &CpuSet, levels: &[u8], depth: usize, out: &mut String) {

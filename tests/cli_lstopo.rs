@@ -3,6 +3,8 @@
 
 use std::process::Command;
 
+mod common;
+
 fn hwloc(args: &[&str]) -> Option<String> {
     let out = Command::new("hwloc-calc").args(args).output().ok()?;
     out.status
@@ -31,7 +33,7 @@ fn count(t: &str) -> u64 {
 #[test]
 fn keel_topo_agrees_with_hwloc_on_this_machine() {
     if hwloc(&["--version"]).is_none() {
-        println!("skipped: hwloc-calc not found (install the `hwloc` package, as ci/deps.sh does)");
+        common::absent("hwloc-calc not found (install the `hwloc` package, as ci/deps.sh does)");
         return;
     }
     let out = Command::new(env!("CARGO_BIN_EXE_keel"))
@@ -80,4 +82,15 @@ fn keel_topology_list(s: &str) -> String {
         .map(|c| c.to_string())
         .collect::<Vec<_>>()
         .join(",")
+}
+
+/// Without `hwloc-calc` the comparison skips on a user's clone and fails
+/// under CI.
+#[test]
+fn missing_hwloc_calc_fails_under_ci() {
+    common::check_missing_oracle(
+        "keel_topo_agrees_with_hwloc_on_this_machine",
+        true,
+        "hwloc-calc not found",
+    );
 }

@@ -4,23 +4,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/topology");
+mod common;
+use common::fixture;
 
 fn keel(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_keel"))
         .args(args)
         .output()
         .expect("run keel")
-}
-
-fn fixture(name: &str) -> Option<PathBuf> {
-    let p = Path::new(FIXTURES).join(name);
-    if p.join("root").is_dir() {
-        Some(p)
-    } else {
-        println!("skipped: fixture {} is absent", p.display());
-        None
-    }
 }
 
 fn temp_root(tag: &str) -> PathBuf {
@@ -57,7 +48,7 @@ fn json_on_a_fixture_matches_hwloc() {
     assert_eq!(v["workers"]["latency"], e["pus_online_allowed"]);
     assert!(v["cpu_quota"].is_null());
     assert!(v["fallback"].is_null());
-    // Every field the issue names, with its type.
+    // Every field scripts rely on, with its type.
     for k in ["usable_cpus", "online_cpus", "offline_cpus"] {
         assert!(v[k].is_string(), "{k}");
     }
@@ -85,13 +76,32 @@ fn tree_on_a_fixture_shows_every_level() {
         "L3 16 MiB",
         "L1d 64 KiB",
         "Core: CPU 19",
-        "Workers: bandwidth 20",
+        "20 for memory-bandwidth-bound work (scans, aggregations): one per physical core (20)",
+        "20 for latency-bound work (pointer chasing, random gathers): one per usable logical CPU (20)",
     ] {
         assert!(s.contains(want), "missing {want:?} in:\n{s}");
     }
     // Two kinds, the efficient cores first.
     let kinds = s.split("Core kinds").nth(1).unwrap();
     assert!(kinds.find("CPUs 0-4,10-14").unwrap() < kinds.find("CPUs 5-9,15-19").unwrap());
+}
+
+/// The first line says why online CPUs are not usable, and names the
+/// offline ones as CPUs rather than a bare list that reads as a count.
+#[test]
+fn the_machine_line_explains_unusable_and_offline_cpus() {
+    let Some(f) = fixture("16amd64-8n2c-cpusets") else {
+        return;
+    };
+    let out = keel(&["topo", "--root", f.join("root").to_str().unwrap()]);
+    assert!(out.status.success());
+    let s = String::from_utf8(out.stdout).unwrap();
+    let first = s.lines().next().unwrap();
+    assert_eq!(
+        first,
+        "Machine: 10 usable CPUs (0-3,5-6,12-15) of 15 online (the other 5 are outside \
+         this process's CPU affinity or cgroup cpuset); offline: CPU 4"
+    );
 }
 
 #[test]
@@ -110,7 +120,11 @@ fn garbage_root_fails_with_the_file_and_text() {
 fn missing_root_and_bad_arguments_fail() {
     let out = keel(&["topo", "--root", "/nonexistent/keel/root"]);
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a Linux sysfs root"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("/nonexistent/keel/root: no such directory"),
+        "{err}"
+    );
     let out = keel(&["topo", "--frobnicate"]);
     assert!(!out.status.success());
     let out = keel(&["topo", "--root"]);
@@ -296,4 +310,144 @@ fn special_files_in_a_root_neither_hang_nor_exhaust_memory() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// Without the recorded machines these tests skip on a user's clone and
+/// fail under CI.
+#[test]
+fn missing_fixtures_fail_under_ci() {
+    for test in [
+        "json_on_a_fixture_matches_hwloc",
+        "tree_on_a_fixture_shows_every_level",
+        "the_machine_line_explains_unusable_and_offline_cpus",
+    ] {
+        common::check_missing_oracle(test, false, "fixture");
+    }
+}
+
+/// The worker and core-kind lines say in words what their numbers are.
+#[test]
+fn tree_explains_kinds_and_workers() {
+    let Some(f) = fixture("nvidia-dgx-gb10") else {
+        return;
+    };
+    let out = keel(&["topo", "--root", f.join("root").to_str().unwrap()]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "Core kinds, the most efficient first:",
+        "capacity is the kernel's rating of a CPU's compute power, 1024 for the strongest",
+        "midr is the ARM part number",
+        "Workers keel runs by default:",
+    ] {
+        assert!(s.contains(want), "missing {want:?} in:\n{s}");
+    }
+    assert!(!s.contains("Workers: bandwidth"), "{s}");
+    // Kinds no source ranks are not called "efficient to performant".
+    let Some(f) = fixture("fakeheterocpunuma") else {
+        return;
+    };
+    let out = keel(&["topo", "--root", f.join("root").to_str().unwrap()]);
+    let s = String::from_utf8(out.stdout).unwrap();
+    assert!(s.contains("nothing ranks them by efficiency"), "{s}");
+    assert!(
+        !s.contains("efficient first") && !s.contains("(unranked)"),
+        "{s}"
+    );
+}
+
+/// A root without core information counts usable CPUs for bandwidth work,
+/// and says so, in the tree and in the JSON.
+#[test]
+fn workers_without_core_information_say_where_they_came_from() {
+    let d = std::env::temp_dir().join(format!("keel-cli-nocores-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    for cpu in 0..4 {
+        std::fs::create_dir_all(d.join(format!("sys/devices/system/cpu/cpu{cpu}/topology")))
+            .unwrap();
+    }
+    std::fs::write(d.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
+    let tree = keel(&["topo", "--root", d.to_str().unwrap()]);
+    let json = keel(&["topo", "--json", "--root", d.to_str().unwrap()]);
+    std::fs::remove_dir_all(&d).unwrap();
+    let s = String::from_utf8(tree.stdout).unwrap();
+    assert!(
+        s.contains("4 for memory-bandwidth-bound work (scans, aggregations): one per usable CPU (4), since this machine reports no physical cores"),
+        "{s}"
+    );
+    assert!(
+        !s.contains("physical core (") && !s.contains("(physical cores)"),
+        "{s}"
+    );
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["physical_cores"], 0);
+    assert_eq!(v["workers"]["bandwidth"], 4);
+    assert_eq!(v["workers"]["bandwidth_from"], "usable_cpus");
+}
+
+/// A CPU quota that lowers a count is named beside it.
+#[test]
+fn quota_capped_workers_say_so() {
+    let d = temp_root("quota");
+    for cpu in 1..4 {
+        std::fs::create_dir_all(d.join(format!("sys/devices/system/cpu/cpu{cpu}/topology")))
+            .unwrap();
+    }
+    std::fs::write(d.join("sys/devices/system/cpu/online"), "0-3\n").unwrap();
+    std::fs::create_dir_all(d.join("proc/self")).unwrap();
+    std::fs::create_dir_all(d.join("sys/fs/cgroup")).unwrap();
+    std::fs::write(d.join("proc/self/cgroup"), "0::/\n").unwrap();
+    std::fs::write(
+        d.join("proc/self/mountinfo"),
+        "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
+    )
+    .unwrap();
+    std::fs::write(d.join("sys/fs/cgroup/cpu.max"), "150000 100000\n").unwrap();
+    let tree = keel(&["topo", "--root", d.to_str().unwrap()]);
+    let json = keel(&["topo", "--json", "--root", d.to_str().unwrap()]);
+    std::fs::remove_dir_all(&d).unwrap();
+    let s = String::from_utf8(tree.stdout).unwrap();
+    assert!(s.contains("CPU quota: 1.50 CPUs"), "{s}");
+    assert!(s.contains("2 for latency-bound work (pointer chasing, random gathers): one per usable logical CPU (4), capped by the CPU quota of 1.50"), "{s}");
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["workers"]["latency"], 2);
+    assert_eq!(v["workers"]["capped_by_quota"], true);
+}
+
+/// `keel topo --help` prints its usage on stdout and succeeds.
+#[test]
+fn topo_help() {
+    for flag in ["--help", "-h"] {
+        let out = keel(&["topo", flag]);
+        assert!(out.status.success(), "{flag}");
+        let s = String::from_utf8(out.stdout).unwrap();
+        assert!(s.starts_with("usage: keel topo"), "{s}");
+        assert!(s.contains("--root DIR") && s.contains("--json"), "{s}");
+    }
+}
+
+/// A root that is a file is "not a directory"; a CPU folder that exists but
+/// lists nothing is said to be empty, not missing.
+#[test]
+fn file_root_and_empty_cpu_folder_are_named_for_what_they_are() {
+    let file = std::env::temp_dir().join(format!("keel-cli-file-{}", std::process::id()));
+    std::fs::write(&file, "not a root").unwrap();
+    let out = keel(&["topo", "--root", file.to_str().unwrap()]);
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not a directory"), "{err}");
+    assert!(!err.contains("no sys/devices/system/cpu"), "{err}");
+
+    let d = std::env::temp_dir().join(format!("keel-cli-emptycpu-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(d.join("sys/devices/system/cpu")).unwrap();
+    let out = keel(&["topo", "--root", d.to_str().unwrap()]);
+    std::fs::remove_dir_all(&d).unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sys/devices/system/cpu: lists no CPU"),
+        "{err}"
+    );
+    assert!(!err.contains("no sys/devices/system/cpu"), "{err}");
 }

@@ -3,6 +3,7 @@
     feature = "std",
     feature = "topology",
     feature = "pool",
+    feature = "heap",
     feature = "kernels"
 ))]
 
@@ -16,7 +17,7 @@ fn runtimes() -> Vec<Runtime> {
         .into_iter()
         .map(|w| {
             let pool = Pool::builder().width(w).build().expect("pool");
-            Runtime::from_parts(Topology::detect(), pool)
+            Runtime::from_parts(Topology::detect(), pool).expect("runtime")
         })
         .collect()
 }
@@ -125,4 +126,162 @@ fn span_exceeded_only_across_morsels_is_caught() {
         );
         assert_eq!(rt.span_within(&col, 10_000).unwrap(), Some((0, 10_000)));
     }
+}
+
+#[test]
+fn fold_gives_one_accumulator_per_hand_covering_every_row_once() {
+    let col = column(7 * MORSEL_ROWS / 3 + 11, 5);
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                col.len(),
+                1000,
+                |cx| (cx.index(), Vec::new()),
+                |(index, rows), r, cx| {
+                    assert_eq!(*index, cx.index(), "a hand sees only its accumulator");
+                    assert!(cx.index() < cx.width());
+                    rows.push(r);
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert!(parts.len() <= rt.pool().width());
+        let mut all: Vec<_> = parts.into_iter().flat_map(|(_, r)| r).collect();
+        all.sort_by_key(|r| r.start);
+        let mut next = 0;
+        for r in all {
+            assert_eq!(r.start, next);
+            next = r.end;
+        }
+        assert_eq!(next, col.len());
+    }
+}
+
+#[test]
+fn fold_scratch_comes_from_the_hands_heap() {
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                100_000,
+                4096,
+                |_| 0u64,
+                |acc, r, cx| {
+                    let p = cx.heap().alloc(r.len() * 8, 8);
+                    assert!(!p.is_null());
+                    // SAFETY: `p` holds r.len() * 8 writable bytes.
+                    unsafe { p.write_bytes(1, r.len() * 8) };
+                    *acc += r.len() as u64;
+                    // SAFETY: `p` came from this heap and is freed once.
+                    unsafe { cx.heap().free(p) };
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(parts.iter().sum::<u64>(), 100_000);
+    }
+}
+
+#[test]
+fn fold_returns_the_first_error_and_stops_claiming() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    for rt in runtimes() {
+        let ran = AtomicUsize::new(0);
+        let r = rt.fold(
+            1_000_000,
+            100,
+            |_| (),
+            |_, r, _| {
+                ran.fetch_add(1, Ordering::Relaxed);
+                if r.start >= 500 {
+                    Err(keel_rt::RuntimeError::Heap)
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        assert!(matches!(r, Err(keel_rt::RuntimeError::Heap)));
+        // Morsel 5 fails; each hand starts at most one more after that.
+        let ran = ran.into_inner();
+        assert!(ran <= 6 + rt.pool().width(), "{ran} morsels ran");
+    }
+}
+
+#[test]
+fn fold_nested_in_a_fold_works() {
+    for rt in runtimes() {
+        let parts = rt
+            .fold(
+                8,
+                1,
+                |_| 0u64,
+                |acc, _, _| {
+                    let inner = rt.fold(
+                        1000,
+                        10,
+                        |_| 0u64,
+                        |a, r, _| {
+                            *a += r.len() as u64;
+                            Ok::<(), keel_rt::RuntimeError>(())
+                        },
+                    )?;
+                    *acc += inner.iter().sum::<u64>();
+                    Ok::<(), keel_rt::RuntimeError>(())
+                },
+            )
+            .unwrap();
+        assert_eq!(parts.iter().sum::<u64>(), 8000);
+    }
+}
+
+#[test]
+fn runtime_reads_placement_and_widths_from_settings() {
+    use keel_rt::heap::Placement;
+    use keel_rt::pool::settings::Settings;
+    use keel_rt::{RuntimeConfig, WorkKind};
+
+    let s = Settings::parse("KEEL_WORKERS=3\nKEEL_PLACEMENT=interleave\nKEEL_WIDTH_SCAN=2\n");
+    let rt = Runtime::with_settings(Topology::detect(), s).unwrap();
+    assert_eq!(rt.pool().width(), 3);
+    assert_eq!(rt.config().placement, Placement::Interleave);
+    assert_eq!(rt.width_for(WorkKind::Scan), 2);
+    assert_eq!(rt.width_for(WorkKind::Gather), 3);
+    // A fold is a scan: two hands.
+    let parts = rt
+        .fold(
+            1 << 20,
+            1024,
+            |cx| cx.width(),
+            |_, _, _| Ok::<(), keel_rt::RuntimeError>(()),
+        )
+        .unwrap();
+    assert!(
+        parts.iter().all(|&w| w == 2) && parts.len() == 2,
+        "{parts:?}"
+    );
+    // Placement never fails a caller.
+    let col = vec![1u64; 1 << 16];
+    let _ = rt.place(&col);
+
+    // Each placement the parser accepts maps to the heap's.
+    for (v, want) in [
+        ("auto", Placement::Auto),
+        ("default", Placement::Default),
+        ("node:3", Placement::Node(3)),
+    ] {
+        let c = RuntimeConfig::from_settings(&Settings::parse(&format!("KEEL_PLACEMENT={v}")), 4);
+        assert_eq!(c.placement, want, "{v}");
+        assert!(c.notes.is_empty());
+    }
+    // A bad value is the parser's note, and the default applies.
+    let s = Settings::parse("KEEL_PLACEMENT=node:x\nKEEL_WIDTH_COMPUTE=0\n");
+    assert_eq!(s.notes().len(), 2, "{:?}", s.notes());
+    let c = RuntimeConfig::from_settings(&s, 4);
+    assert_eq!(
+        (c.placement, c.width(WorkKind::Compute)),
+        (Placement::Auto, 4)
+    );
+    // A width above the pool's is capped, with a note.
+    let c = RuntimeConfig::from_settings(&Settings::parse("KEEL_WIDTH_SCAN=64"), 4);
+    assert_eq!(c.width(WorkKind::Scan), 4);
+    assert_eq!(c.notes.len(), 1);
 }

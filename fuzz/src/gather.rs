@@ -7,7 +7,8 @@
 
 use arbitrary::Arbitrary;
 use keel_kernels::Kernels;
-use keel_kernels::gather::{Column, ColumnMut, GatherError, Index, Value};
+use keel_kernels::Error;
+use keel_kernels::gather::{Column, ColumnMut, Index, Value};
 
 /// A column, indices and how to read them.
 #[derive(Arbitrary, Debug)]
@@ -53,13 +54,14 @@ bits! {
 }
 
 /// Naive oracle: the output, or the first out-of-range index.
-fn naive<T: Bits>(src: &[T], idx: &[u64]) -> Result<Vec<T>, GatherError> {
+fn naive<T: Bits>(src: &[T], idx: &[u64]) -> Result<Vec<T>, Error> {
     idx.iter()
         .enumerate()
         .map(|(position, &i)| {
             src.get(usize::try_from(i).unwrap_or(usize::MAX))
                 .copied()
-                .ok_or(GatherError::OutOfRange {
+                .ok_or(Error::OutOfRange {
+                    what: "gather index",
                     position,
                     index: i,
                     len: src.len(),

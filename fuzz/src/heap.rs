@@ -243,3 +243,114 @@ pub fn run_threads(ops: &[Op]) {
         }
     });
 }
+
+/// One operation of the misuse harness: a valid operation, or a wrong free
+/// that keel-heap must refuse without changing anything.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub enum Misuse {
+    /// A valid operation of [`Op`] (`Pass` frees the block later).
+    Valid(Op),
+    /// Free again a block freed earlier (`index` among the recent frees).
+    DoubleFree { index: u8 },
+    /// Free a pointer `off` bytes inside the live block at `index % live`.
+    Interior { index: u16, off: u32 },
+    /// Free a pointer keel-heap never handed out (stack or global memory).
+    Foreign { on_stack: bool, off: u8 },
+}
+
+/// Runs valid operations mixed with double, interior and foreign frees on
+/// one heap. Every wrong free must be an error of its kind (a double free
+/// may also read as interior or foreign once the memory was reused for
+/// something else or unmapped) and must change nothing: every live block
+/// keeps its contents and no two live blocks ever overlap.
+pub fn run_misuse(ops: &[Misuse]) {
+    static GLOBAL: [u64; 8] = [0; 8];
+    let h = Heap::new().unwrap();
+    let mut m = Model::default();
+    let mut freed: Vec<usize> = Vec::new();
+    let mut later = Vec::new();
+    let mut stack = [0u64; 8];
+    for &op in ops {
+        match op {
+            Misuse::Valid(Op::Free { index }) => {
+                if let Some(b) = m.take(index) {
+                    // SAFETY: a live block, freed once.
+                    assert_eq!(unsafe { h.try_free(b.ptr as *mut u8) }, Ok(()));
+                    freed.push(b.ptr);
+                    if freed.len() > 64 {
+                        freed.remove(0);
+                    }
+                }
+            }
+            Misuse::Valid(op) => step(&h, &mut m, op, &mut |b| later.push(b)),
+            Misuse::DoubleFree { index } => {
+                if freed.is_empty() {
+                    continue;
+                }
+                let p = freed[index as usize % freed.len()];
+                // Only an address no live block covers: one handed out again
+                // is that block's to free.
+                let covered = m
+                    .by_addr
+                    .range(..=p)
+                    .next_back()
+                    .is_some_and(|(_, &end)| end > p)
+                    || later
+                        .iter()
+                        .any(|b: &Block| b.ptr <= p && p < b.ptr + b.size.max(1));
+                if covered {
+                    continue;
+                }
+                // SAFETY: keel-heap memory freed before (mapped, or no longer
+                // keel-heap's): only looked at, the call must refuse it.
+                let r = unsafe { h.try_free(p as *mut u8) };
+                assert!(r.is_err(), "double free of {p:#x} was taken");
+            }
+            Misuse::Interior { index, off } => {
+                if m.live.is_empty() {
+                    continue;
+                }
+                let b = m.live[index as usize % m.live.len()];
+                if b.size < 2 {
+                    continue;
+                }
+                let q = b.ptr + 1 + off as usize % (b.size - 1);
+                // SAFETY: inside a live block: only looked at.
+                let r = unsafe { h.try_free(q as *mut u8) };
+                match r {
+                    Err(keel_heap::BadPointer::Interior { addr, block, .. }) => {
+                        assert_eq!(addr, q);
+                        assert_eq!(block, b.ptr, "interior {q:#x} named the wrong block");
+                    }
+                    other => panic!("interior free of {q:#x} in {:#x}: {other:?}", b.ptr),
+                }
+                assert!(intact(&b, b.size), "interior free changed {:#x}", b.ptr);
+            }
+            Misuse::Foreign { on_stack, off } => {
+                let base = if on_stack {
+                    stack.as_mut_ptr().cast::<u8>()
+                } else {
+                    GLOBAL.as_ptr().cast::<u8>().cast_mut()
+                };
+                // SAFETY: not keel-heap's memory: never touched.
+                let q = unsafe { base.add(off as usize % 64) };
+                // SAFETY: as above.
+                let r = unsafe { h.try_free(q) };
+                assert_eq!(r, Err(keel_heap::BadPointer::Foreign(q as usize)));
+            }
+        }
+    }
+    stack[0] = 1;
+    assert_eq!(stack[0], 1);
+    for b in later {
+        assert!(intact(&b, b.size));
+        // SAFETY: live, freed once.
+        unsafe { h.free(b.ptr as *mut u8) };
+    }
+    while let Some(b) = m.take(0) {
+        // SAFETY: live, freed once.
+        unsafe { h.free(b.ptr as *mut u8) };
+    }
+    h.gc();
+    h.is_valid().unwrap();
+}

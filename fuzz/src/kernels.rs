@@ -9,6 +9,7 @@
 use arbitrary::Arbitrary;
 use core::sync::atomic::{AtomicBool, Ordering};
 use keel_kernels::filter::{CmpOp, Predicate};
+use keel_kernels::mask::{Bits, Mask, Selection};
 use keel_kernels::span::{CHECK_ROWS, Outcome, SpanKey, SpanScan};
 use keel_kernels::zone::{Class, ZoneMap};
 use keel_kernels::{Element, Kernels};
@@ -16,7 +17,8 @@ use keel_kernels::{Element, Kernels};
 /// A column and its optional validity bitmap, as bytes.
 #[derive(Arbitrary, Debug)]
 pub struct Column {
-    /// Which element type: `ty % 6` indexes i64, u64, i32, u32, f64, f32.
+    /// Which element type: `ty % 10` indexes i64, u64, i32, u32, f64, f32,
+    /// i16, u16, i8, u8.
     pub ty: u8,
     /// Start offset into the decoded values (alignment).
     pub offset: u8,
@@ -24,6 +26,12 @@ pub struct Column {
     pub bytes: Vec<u8>,
     /// Validity words (may be too short: then every level must refuse).
     pub validity: Option<Vec<u64>>,
+    /// Bit offset of the validity in its words (`% 128`), for the masked
+    /// aggregates.
+    pub shift: u8,
+    /// A selection bitmap for the masked aggregates, at bit offset `shift %
+    /// 8` of its bytes (too short: every level refuses).
+    pub selection: Option<Vec<u8>>,
 }
 
 /// Filter input: a column, an operator code, constants and the prior bits
@@ -49,6 +57,24 @@ pub struct ZoneInput {
     pub log2: u8,
 }
 
+/// Calls `$f::<T>($arg)` for the element type `$ty` names (`% 10`).
+macro_rules! by_type {
+    ($ty:expr, $f:ident, $arg:expr) => {
+        match $ty % 10 {
+            0 => $f::<i64>($arg),
+            1 => $f::<u64>($arg),
+            2 => $f::<i32>($arg),
+            3 => $f::<u32>($arg),
+            4 => $f::<f64>($arg),
+            5 => $f::<f32>($arg),
+            6 => $f::<i16>($arg),
+            7 => $f::<u16>($arg),
+            8 => $f::<i8>($arg),
+            _ => $f::<u8>($arg),
+        }
+    };
+}
+
 trait Decode: Element {
     const SIZE: usize;
     fn decode(b: &[u8]) -> Self;
@@ -63,7 +89,7 @@ macro_rules! decode {
         }
     )*};
 }
-decode!(i64, u64, i32, u32, f64, f32);
+decode!(i64, u64, i32, u32, f64, f32, i16, u16, i8, u8);
 
 fn values<T: Decode>(c: &Column) -> Vec<T> {
     c.bytes.chunks_exact(T::SIZE).map(T::decode).collect()
@@ -84,11 +110,11 @@ fn agg_typed<T: Decode>(c: &Column) {
     let val = c.validity.as_deref();
     let s = Kernels::scalar();
     for k in Kernels::supported() {
-        match (s.sum(v, val), k.sum(v, val)) {
+        match (s.sum_masked(v, val), k.sum_masked(v, val)) {
             (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} sum {a:?} {b:?}", k.level()),
             (a, b) => assert_eq!(a.err(), b.err()),
         }
-        let (a, b) = (s.min_max(v, val), k.min_max(v, val));
+        let (a, b) = (s.min_max_masked(v, val), k.min_max_masked(v, val));
         match (a, b) {
             (Ok(Some(a)), Ok(Some(b))) => {
                 assert!(
@@ -99,25 +125,32 @@ fn agg_typed<T: Decode>(c: &Column) {
             }
             (a, b) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         }
-        let (a, b) = (s.min(v, val), k.min(v, val));
+        let (a, b) = (s.min_masked(v, val), k.min_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} min", k.level());
-        let (a, b) = (s.max(v, val), k.max(v, val));
+        let (a, b) = (s.max_masked(v, val), k.max_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
-        assert_eq!(s.count(v, val), k.count(v, val));
-        assert_eq!(s.sum_checked(v, val).is_ok(), k.sum_checked(v, val).is_ok());
+        assert_eq!(s.count_masked(v, val), k.count_masked(v, val));
+        assert_eq!(s.sum_checked_masked(v, val).is_ok(), k.sum_checked_masked(v, val).is_ok());
+        // The same at a bit offset, with a selection bitmap in bytes.
+        let m = Mask {
+            validity: c.validity.as_deref().map(|w| Bits::with_offset(w, usize::from(c.shift % 128))),
+            selection: c.selection.as_deref().map_or(Selection::All, |b| {
+                Selection::Bitmap(Bits::from_bytes(b, usize::from(c.shift % 8)))
+            }),
+        };
+        match (s.sum_masked(v, m), k.sum_masked(v, m)) {
+            (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} masked sum {a:?} {b:?}", k.level()),
+            (a, b) => assert_eq!(a.err(), b.err()),
+        }
+        let (a, b) = (s.min_max_masked(v, m), k.min_max_masked(v, m));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} masked min_max", k.level());
+        assert_eq!(s.count_masked(v, m), k.count_masked(v, m));
     }
 }
 
 /// Aggregates at every level equal the scalar twin.
 pub fn agg(c: &Column) {
-    match c.ty % 6 {
-        0 => agg_typed::<i64>(c),
-        1 => agg_typed::<u64>(c),
-        2 => agg_typed::<i32>(c),
-        3 => agg_typed::<u32>(c),
-        4 => agg_typed::<f64>(c),
-        _ => agg_typed::<f32>(c),
-    }
+    by_type!(c.ty, agg_typed, c)
 }
 
 fn pred<T: Decode>(f: &FilterInput) -> Predicate<T> {
@@ -145,6 +178,26 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
         let mut got = f.prior.clone();
         assert_eq!(k.filter_and(v, p, &mut got), r_and);
         assert_eq!(got, want_and, "{} and {p:?}", k.level());
+        // The fused count, under the column's validity and the prior bits
+        // as a selection at a bit offset; it equals filter, and, popcount.
+        let m = Mask {
+            validity: f.col.validity.as_deref().map(Bits::new),
+            selection: Selection::Bitmap(Bits::with_offset(&f.prior, usize::from(f.col.shift % 64))),
+        };
+        let c = s.count_matching(v, p, m);
+        assert_eq!(k.count_matching(v, p, m), c, "{} count {p:?}", k.level());
+        if let (Ok(c), Ok(())) = (&c, &r) {
+            let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+            let off = usize::from(f.col.shift % 64);
+            let naive = (0..v.len())
+                .filter(|&i| {
+                    bit(&want, i)
+                        && f.col.validity.as_deref().is_none_or(|w| bit(w, i))
+                        && bit(&f.prior, off + i)
+                })
+                .count();
+            assert_eq!(*c, naive, "{} count vs filter {p:?}", k.level());
+        }
         // Bitmap kernels on the result.
         let rows = v.len().min(want.len() * 64);
         assert_eq!(k.popcount(&want, rows), s.popcount(&want, rows));
@@ -165,14 +218,7 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
 /// Filters (plain and `and` forms) and bitmap kernels at every level equal
 /// the scalar twin.
 pub fn filter(f: &FilterInput) {
-    match f.col.ty % 6 {
-        0 => filter_typed::<i64>(f),
-        1 => filter_typed::<u64>(f),
-        2 => filter_typed::<i32>(f),
-        3 => filter_typed::<u32>(f),
-        4 => filter_typed::<f64>(f),
-        _ => filter_typed::<f32>(f),
-    }
+    by_type!(f.col.ty, filter_typed, f)
 }
 
 fn zone_typed<T: Decode>(z: &ZoneInput) {
@@ -220,14 +266,7 @@ fn zone_typed<T: Decode>(z: &ZoneInput) {
 /// Zone maps: build at every level equals scalar, classes are sound, and
 /// the zone filter equals the plain filter and validity.
 pub fn zone(z: &ZoneInput) {
-    match z.f.col.ty % 6 {
-        0 => zone_typed::<i64>(z),
-        1 => zone_typed::<u64>(z),
-        2 => zone_typed::<i32>(z),
-        3 => zone_typed::<u32>(z),
-        4 => zone_typed::<f64>(z),
-        _ => zone_typed::<f32>(z),
-    }
+    by_type!(z.f.col.ty, zone_typed, z)
 }
 
 /// Span-scan input: an integer key column, a budget and whether another

@@ -125,7 +125,7 @@ pub fn hll_family(inp: &HllInput) {
     let split = usize::from(inp.split).min(ks.len());
     let scalar = Kernels::scalar();
     let mut want = empty.clone();
-    scalar.hll_add_u64(&mut want, &ks);
+    scalar.hll_add_u64_column(&mut want, &ks);
     let mut one = empty.clone();
     ks.iter().for_each(|&k| one.add_u64(k));
     assert_eq!(one, want);
@@ -133,7 +133,7 @@ pub fn hll_family(inp: &HllInput) {
     assert!(e.is_finite() && e >= 0.0);
     for k in Kernels::supported() {
         let mut got = empty.clone();
-        k.hll_add_u64(&mut got, &ks);
+        k.hll_add_u64_column(&mut got, &ks);
         assert_eq!(got, want, "{}", k.level());
         let mut hashes = empty.clone();
         k.hll_add_hashes(&mut hashes, &ks);
@@ -142,8 +142,8 @@ pub fn hll_family(inp: &HllInput) {
         assert_eq!(hashes, hashes_want, "{}", k.level());
         // Merge of the two halves is the sketch of the whole.
         let (mut a, mut b) = (empty.clone(), empty.clone());
-        k.hll_add_u64(&mut a, &ks[..split]);
-        k.hll_add_u64(&mut b, &ks[split..]);
+        k.hll_add_u64_column(&mut a, &ks[..split]);
+        k.hll_add_u64_column(&mut b, &ks[split..]);
         k.hll_merge(&mut a, &b).unwrap();
         assert_eq!(a, want, "{}", k.level());
         // Different precision or seed: an error, never a panic.

@@ -4,6 +4,7 @@
 //! input with `arbitrary` and calls one function here, so the harness logic
 //! is ordinary Rust that can also be unit-tested and replayed.
 pub mod gather;
+pub mod grouped;
 pub mod heap;
 pub mod kernels;
 pub mod kernels_hash;

@@ -108,6 +108,10 @@ pub fn root(files: &[FileWrite]) {
         assert!(!t.offline_cpus().intersects(t.online_cpus()));
         for (i, c) in t.cores().iter().enumerate() {
             assert!(!c.cpus.is_empty() && c.cpus.is_subset(t.usable_cpus()));
+            // A core's package holds all of it.
+            if let Some(p) = c.package {
+                assert!(c.cpus.is_subset(&t.packages()[p].cpus));
+            }
             // Cores are disjoint: no CPU is on two cores.
             for d in &t.cores()[i + 1..] {
                 assert!(!c.cpus.intersects(&d.cpus));

@@ -9,7 +9,12 @@
 //!   have been merged);
 //! - a `PM_CACHED` block is on `cache[k]`: freed but not yet coalesced, so
 //!   that a query that frees and re-allocates the same sizes reuses blocks
-//!   without split/merge work. GC and the allocation slow path coalesce them.
+//!   without split/merge work. GC and the allocation slow path coalesce them;
+//! - on each free list the resident blocks come before the released ones
+//!   (`F_RELEASED`), and an allocation takes resident memory first: an exact
+//!   cached block, else the smallest resident free or cached block to split,
+//!   and only then released pages, so a heap reuses the pages it already
+//!   has instead of touching new ones.
 
 use crate::PAGE;
 use crate::region::{ORDERS, PM_CACHED, PM_FREE, PM_INTERIOR, PM_USED, Region};
@@ -30,15 +35,35 @@ pub(crate) struct FreeBlock {
     pub(crate) prev: *mut FreeBlock,
     /// The heap's GC epoch when the block became free.
     pub(crate) since: u32,
+    /// The coarse clock (ms, wrapping) when the block became free: idle
+    /// decay releases blocks by this age.
+    pub(crate) since_ms: u32,
     pub(crate) order: u8,
     pub(crate) flags: u8,
 }
 
 static_assertions::const_assert!(core::mem::size_of::<FreeBlock>() <= NODE_BYTES);
 
+/// When a block became free: the heap's GC epoch (the amortized release
+/// pass ages blocks in GCs) and the coarse clock in ms, wrapping (idle decay
+/// ages them in time).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Since {
+    pub(crate) gc: u32,
+    pub(crate) ms: u32,
+}
+
+/// The later of two wrapping ms stamps (ages stay far below 2^31 ms).
+#[inline]
+pub(crate) fn later(a: u32, b: u32) -> u32 {
+    if (a.wrapping_sub(b) as i32) > 0 { a } else { b }
+}
+
 /// A heap's buddy free lists and its cache of recently freed blocks.
 pub(crate) struct Buddy {
     pub(crate) free: [*mut FreeBlock; ORDERS],
+    /// The last block of each free list (the released ones are at the end).
+    pub(crate) tail: [*mut FreeBlock; ORDERS],
     pub(crate) cache: [*mut FreeBlock; ORDERS],
     /// Bytes on the free lists and in the cache.
     pub(crate) free_bytes: usize,
@@ -48,32 +73,58 @@ impl Buddy {
     pub(crate) const fn new() -> Self {
         Buddy {
             free: [ptr::null_mut(); ORDERS],
+            tail: [ptr::null_mut(); ORDERS],
             cache: [ptr::null_mut(); ORDERS],
             free_bytes: 0,
         }
     }
 
-    /// Pushes block `b` (start of a free block of `order`) onto `free[order]`.
+    /// Puts block `b` (start of a free block of `order`) on `free[order]`:
+    /// at the front if resident, at the end if released.
     ///
     /// # Safety
     /// `b` is a block of this heap not on any list, its page-map byte is set
     /// by the caller.
-    unsafe fn link(&mut self, b: *mut FreeBlock, order: u8, since: u32, flags: u8) {
+    unsafe fn link(&mut self, b: *mut FreeBlock, order: u8, since: Since, flags: u8) {
         // SAFETY: the block is ours and at least a page long.
         unsafe {
-            let head = self.free[order as usize];
             b.write(FreeBlock {
-                next: head,
+                next: ptr::null_mut(),
                 prev: ptr::null_mut(),
-                since,
+                since: since.gc,
+                since_ms: since.ms,
                 order,
                 flags,
             });
-            if !head.is_null() {
-                (*head).prev = b;
+            self.insert(b, order as usize);
+        }
+    }
+
+    /// Links `b` (its fields other than the links set) by its flags.
+    ///
+    /// # Safety
+    /// As [`link`](Self::link).
+    unsafe fn insert(&mut self, b: *mut FreeBlock, o: usize) {
+        // SAFETY: list nodes are free blocks of this heap.
+        unsafe {
+            if (*b).flags & F_RELEASED == 0 || self.tail[o].is_null() {
+                let head = self.free[o];
+                (*b).prev = ptr::null_mut();
+                (*b).next = head;
+                if head.is_null() {
+                    self.tail[o] = b;
+                } else {
+                    (*head).prev = b;
+                }
+                self.free[o] = b;
+            } else {
+                let t = self.tail[o];
+                (*b).next = ptr::null_mut();
+                (*b).prev = t;
+                (*t).next = b;
+                self.tail[o] = b;
             }
         }
-        self.free[order as usize] = b;
     }
 
     /// Removes `b` from `free[order]`.
@@ -84,7 +135,9 @@ impl Buddy {
         // SAFETY: `b` and its neighbours are free blocks on this list.
         unsafe {
             let (n, p) = ((*b).next, (*b).prev);
-            if !n.is_null() {
+            if n.is_null() {
+                self.tail[order as usize] = p;
+            } else {
                 (*n).prev = p;
             }
             if p.is_null() {
@@ -95,12 +148,27 @@ impl Buddy {
         }
     }
 
+    /// Marks free block `b` of `order` released (its pages after the first
+    /// were just given back) and moves it behind the resident blocks.
+    ///
+    /// # Safety
+    /// `b` is on `free[order]` and not released.
+    pub(crate) unsafe fn mark_released(&mut self, b: *mut FreeBlock, order: u8) {
+        // SAFETY: forwarded.
+        unsafe {
+            self.unlink(b, order);
+            (*b).flags |= F_RELEASED | F_ZERO;
+            self.insert(b, order as usize);
+        }
+    }
+
     /// Takes a block of `order`, from the cache or by splitting a larger
-    /// free block. Returns the block and whether its bytes read as zero.
+    /// free block, resident memory first; released pages only if
+    /// `released_ok`. Returns the block and whether its bytes read as zero.
     ///
     /// # Safety
     /// The lists belong to the calling heap's owner.
-    pub(crate) unsafe fn alloc(&mut self, order: u8) -> Option<(*mut u8, bool)> {
+    pub(crate) unsafe fn alloc(&mut self, order: u8, released_ok: bool) -> Option<(*mut u8, bool)> {
         let o = order as usize;
         let c = self.cache[o];
         if !c.is_null() {
@@ -113,18 +181,49 @@ impl Buddy {
             self.free_bytes -= PAGE << order;
             return Some((c.cast(), false));
         }
+        // The smallest resident block to split: a free list's head (resident
+        // ones come first), or a larger cached block; else released pages.
         let mut j = o;
-        while j < ORDERS && self.free[j].is_null() {
+        let mut from_cache = false;
+        let resident = |b: *mut FreeBlock| {
+            // SAFETY: list heads are free blocks of this heap.
+            !b.is_null() && unsafe { (*b).flags } & F_RELEASED == 0
+        };
+        while j < ORDERS && !resident(self.free[j]) {
+            if j > o && !self.cache[j].is_null() {
+                from_cache = true;
+                break;
+            }
             j += 1;
         }
         if j == ORDERS {
-            return None;
+            if !released_ok {
+                return None;
+            }
+            j = o;
+            while j < ORDERS && self.free[j].is_null() {
+                j += 1;
+            }
+            if j == ORDERS {
+                return None;
+            }
         }
-        let b = self.free[j];
-        // SAFETY: `b` heads `free[j]`; its halves lie inside its own region.
+        // SAFETY: `b` heads `free[j]` or `cache[j]`; its halves lie inside
+        // its own region.
         unsafe {
-            self.unlink(b, j as u8);
-            let since = (*b).since;
+            let b = if from_cache {
+                let c = self.cache[j];
+                self.cache[j] = (*c).next;
+                c
+            } else {
+                let b = self.free[j];
+                self.unlink(b, j as u8);
+                b
+            };
+            let since = Since {
+                gc: (*b).since,
+                ms: (*b).since_ms,
+            };
             let flags = (*b).flags;
             let r = Region::of(b.cast());
             let page = Region::page_of(b.cast());
@@ -147,17 +246,24 @@ impl Buddy {
         }
     }
 
-    /// Puts a freed block on the cache (no coalescing).
+    /// Whether any block is cached.
+    pub(crate) fn has_cached(&self) -> bool {
+        self.cache.iter().any(|c| !c.is_null())
+    }
+
+    /// Puts a freed block on the cache (no coalescing), freed at `since`.
     ///
     /// # Safety
     /// `p` is a live `PM_USED` block of this heap of `order`.
-    pub(crate) unsafe fn cache_push(&mut self, p: *mut u8, order: u8) {
+    pub(crate) unsafe fn cache_push(&mut self, p: *mut u8, order: u8, since: Since) {
         let b: *mut FreeBlock = p.cast();
         // SAFETY: the block is ours and dead.
         unsafe {
             let r = Region::of(p);
             (*r).pagemap[Region::page_of(p)] = PM_CACHED | order;
             (*b).next = self.cache[order as usize];
+            (*b).since = since.gc;
+            (*b).since_ms = since.ms;
             (*b).order = order;
             (*b).flags = 0;
         }
@@ -165,18 +271,20 @@ impl Buddy {
         self.free_bytes += PAGE << order;
     }
 
-    /// Returns a block to the free lists, merging it with free buddies.
+    /// Returns a block to the free lists, merging it with free buddies. A
+    /// merged block is as young as its youngest part.
     ///
     /// # Safety
     /// `p` is a block of this heap of `order` on no list (its page-map byte
     /// may say used or cached).
-    pub(crate) unsafe fn free(&mut self, p: *mut u8, order: u8, since: u32, flags: u8) {
+    pub(crate) unsafe fn free(&mut self, p: *mut u8, order: u8, since: Since, flags: u8) {
         // SAFETY: all blocks touched are inside `p`'s region, owned by us.
         unsafe {
             let r = Region::of(p);
             let mut page = Region::page_of(p);
             let mut order = order;
             let mut flags = flags;
+            let mut since = since;
             while (order as usize) < ORDERS - 1 {
                 let bp = page ^ (1 << order);
                 if (*r).pagemap[bp] != PM_FREE | order {
@@ -185,6 +293,7 @@ impl Buddy {
                 let bb: *mut FreeBlock = Region::page_ptr(r, bp).cast();
                 self.unlink(bb, order);
                 flags &= (*bb).flags;
+                since.ms = later((*bb).since_ms, since.ms);
                 let (lo, hi) = (page.min(bp), page.max(bp));
                 (*r).pagemap[hi] = PM_INTERIOR;
                 if flags & F_ZERO != 0 {
@@ -205,7 +314,7 @@ impl Buddy {
     ///
     /// # Safety
     /// `r` was just initialized by `Region::init`.
-    pub(crate) unsafe fn add_region(&mut self, r: *mut Region, since: u32) {
+    pub(crate) unsafe fn add_region(&mut self, r: *mut Region, since: Since) {
         for k in 0..ORDERS {
             let page = 1usize << k;
             // SAFETY: every page 2^k of a fresh region starts a free block of order k.
@@ -244,19 +353,36 @@ impl Buddy {
         }
     }
 
-    /// Moves every cached block to the free lists, coalescing.
+    /// Moves every cached block to the free lists, coalescing; each keeps
+    /// the time it was freed, and takes GC epoch `epoch`.
     ///
     /// # Safety
     /// Owner only.
-    pub(crate) unsafe fn flush_cache(&mut self, since: u32) {
+    pub(crate) unsafe fn flush_cache(&mut self, epoch: u32) {
+        // SAFETY: forwarded.
+        unsafe { self.flush_cache_if(epoch, |_| true) };
+    }
+
+    /// Moves the cached blocks for which `pick(freed_at_ms)` holds to the
+    /// free lists, as [`flush_cache`](Self::flush_cache); the others stay.
+    ///
+    /// # Safety
+    /// Owner only.
+    pub(crate) unsafe fn flush_cache_if(&mut self, epoch: u32, mut pick: impl FnMut(u32) -> bool) {
         for o in 0..ORDERS {
             let mut c = core::mem::replace(&mut self.cache[o], ptr::null_mut());
             while !c.is_null() {
                 // SAFETY: cached blocks are ours; read the link before reuse.
                 unsafe {
                     let next = (*c).next;
-                    self.free_bytes -= PAGE << o;
-                    self.free(c.cast(), o as u8, since, 0);
+                    let ms = (*c).since_ms;
+                    if pick(ms) {
+                        self.free_bytes -= PAGE << o;
+                        self.free(c.cast(), o as u8, Since { gc: epoch, ms }, 0);
+                    } else {
+                        (*c).next = self.cache[o];
+                        self.cache[o] = c;
+                    }
                     c = next;
                 }
             }

@@ -20,14 +20,17 @@
 //!   and only the new tail faults), so the pool holds about as many maps as
 //!   the program keeps live at once instead of one per size it ever asked;
 //! - the pool never holds more than `pool_budget` bytes: a free past it
-//!   unmaps the oldest entries at once.
+//!   unmaps the oldest entries at once;
+//! - a pooled map that stays unused for `decay_ms` has its pages released
+//!   (idle decay: any heap's slow path runs the pool's pass once it is due).
 
+use crate::gc::{self, NEVER};
 use crate::region::{
     CHUNK_DIRECT_HEAD, CHUNK_DIRECT_TAIL, CHUNK_NONE, chunk_map_fits, mark_chunks,
 };
 use crate::stats::global;
 use crate::sync::Locked;
-use crate::sync::plain::Ordering;
+use crate::sync::plain::{AtomicU64, Ordering};
 use crate::{PAGE, REGION, os};
 use core::ptr;
 
@@ -45,6 +48,8 @@ pub(crate) struct DirectHeader {
     next: *mut DirectHeader,
     /// Global GC epoch when it entered the pool.
     since: u64,
+    /// The coarse clock (ms, wrapping) when it entered the pool.
+    since_ms: u32,
     zero: bool,
     released: bool,
     pub(crate) pooled: bool,
@@ -53,7 +58,13 @@ pub(crate) struct DirectHeader {
 struct Pool {
     head: *mut DirectHeader,
     bytes: usize,
+    /// Idle decay: when the next pass is due, and when the last one ran.
+    due: u64,
+    last: u64,
 }
+
+/// [`Pool::due`], readable without the lock.
+static POOL_DUE: AtomicU64 = AtomicU64::new(NEVER);
 
 // SAFETY: the pool's pointers are only followed under its lock.
 unsafe impl Send for Pool {}
@@ -61,6 +72,8 @@ unsafe impl Send for Pool {}
 static POOL: Locked<Pool> = Locked::new(Pool {
     head: ptr::null_mut(),
     bytes: 0,
+    due: NEVER,
+    last: 0,
 });
 
 /// The lock for fork handlers.
@@ -100,9 +113,12 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         return Some((data, zero));
     }
     let map_len = round_up(off.checked_add(pages)?, REGION)?;
-    // Aligning the base to `align` too makes `base + align` aligned.
+    // Aligning the base to `align` too makes `base + align` aligned. The
+    // chunks of alignment padding before the one holding the header page
+    // are reserved, not committed (whole chunks: the chunk map calls any
+    // pointer into them interior without reading there).
     let map_align = REGION.max(align);
-    let base = os::map(map_len, map_align);
+    let base = os::map_from(map_len, map_align, (off - PAGE) & !(REGION - 1));
     if base.is_null() {
         return None;
     }
@@ -125,6 +141,7 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             usable: map_len - off,
             next: ptr::null_mut(),
             since: 0,
+            since_ms: 0,
             zero: true,
             released: false,
             pooled: false,
@@ -179,7 +196,12 @@ fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
                     best = cur;
                     best_prev = prev;
                 }
-            } else if offset_fits(cur, align) && (big.is_null() || u > (*big).usable) {
+            } else if offset_fits(cur, align)
+                && (*cur).data.addr() - (*cur).base.addr() == PAGE
+                && (big.is_null() || u > (*big).usable)
+            {
+                // (Only a map with no reserved padding is one mapping that
+                // `mremap` can move.)
                 big = cur;
                 big_prev = prev;
             }
@@ -330,11 +352,18 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
         return;
     }
     let epoch = global().gc_epoch.load(Ordering::Relaxed);
+    let now = os::now_ms();
+    let decay = crate::options_decay_ms();
     let victims = POOL.with(|p| {
+        if p.due == NEVER && decay != 0 {
+            p.due = (now + gc::decay_age(decay)).max(p.last + gc::decay_step(decay));
+            POOL_DUE.store(p.due, Ordering::Relaxed);
+        }
         // SAFETY: we own the header until it is on the list.
         unsafe {
             (*h).pooled = true;
             (*h).since = epoch;
+            (*h).since_ms = now as u32;
             (*h).zero = false;
             (*h).released = false;
             (*h).next = p.head;
@@ -443,6 +472,54 @@ pub(crate) fn release_aged(epoch: u64, min_age: u64, budget: usize) -> (usize, u
         }
         (done, calls)
     })
+}
+
+/// The pool's idle decay, if due: releases the pages of every pooled map
+/// unused for at least 7/8 of `decay` ms (as a heap's decay pass does).
+pub(crate) fn decay(now: u64, decay: u64) {
+    if now < POOL_DUE.load(Ordering::Relaxed) {
+        return;
+    }
+    let age = gc::decay_age(decay);
+    let (bytes, calls) = POOL.with(|p| {
+        if now < p.due {
+            return (0, 0); // another thread ran it
+        }
+        let (mut bytes, mut calls) = (0u64, 0u64);
+        let mut next = NEVER;
+        let mut cur = p.head;
+        // SAFETY: pool entries are live headers, followed under the pool lock.
+        unsafe {
+            while !cur.is_null() {
+                if !(*cur).released {
+                    let ms = (*cur).since_ms;
+                    if gc::is_aged(now, ms, age) {
+                        calls += 1;
+                        if os::release((*cur).data, (*cur).usable) {
+                            (*cur).released = true;
+                            (*cur).zero = true;
+                            bytes += (*cur).usable as u64;
+                        }
+                    } else {
+                        let a = ((now as u32).wrapping_sub(ms) as i32).max(0) as u64;
+                        next = next.min(now + age.saturating_sub(a));
+                    }
+                }
+                cur = (*cur).next;
+            }
+        }
+        p.last = now;
+        p.due = if next == NEVER {
+            NEVER
+        } else {
+            next.max(now + gc::decay_step(decay))
+        };
+        POOL_DUE.store(p.due, Ordering::Relaxed);
+        (bytes, calls)
+    });
+    let g = global();
+    g.released.fetch_add(bytes, Ordering::Relaxed);
+    g.madvise_calls.fetch_add(calls, Ordering::Relaxed);
 }
 
 /// Bytes held by the pool.

@@ -12,14 +12,103 @@
 //! at least `min_free_gcs` GCs, within `release_budget` bytes per call, and
 //! keeps each free block's first page, where its links live. Entirely free
 //! regions beyond the first are unmapped instead. `Release::All` (behind
-//! `release_pages` and idle decay) runs it now, on everything, unbounded.
+//! `release_pages`) runs it now, on everything, unbounded.
+//!
+//! Idle decay is separate from the GC and needs no call: every free block,
+//! empty slab and pooled direct map carries the time it became free, and the
+//! allocator's own slow paths (slab refills, medium and large allocations,
+//! and a check every few allocations whose period adapts to the allocation
+//! rate, see [`on_slow_path`]) release what has stayed free for `decay_ms`,
+//! whatever else the thread allocates (jemalloc's `dirty_decay_ms`,
+//! mimalloc's purge delay). A pass releases everything free for at least
+//! 7/8 of `decay_ms` and passes are at least 1/8 of it apart, so memory
+//! comes back between 7/8 and 1 `decay_ms` after it was freed, plus the
+//! wait for the next slow path, at a bounded number of passes per heap.
 
-use crate::buddy::{F_RELEASED, F_ZERO, FreeBlock, NODE_BYTES};
-use crate::heap::HeapCore;
+use crate::buddy::{F_RELEASED, FreeBlock, NODE_BYTES};
+use crate::heap::{HeapCore, Local};
 use crate::region::{ORDERS, Region};
+use crate::size_class::CLASSES;
 use crate::stats::{HeapCounters, global};
-use crate::sync::plain::Ordering;
-use crate::{PAGE, direct, os};
+use crate::sync::plain::{AtomicU64, Ordering};
+use crate::{PAGE, direct, os, slab};
+
+/// "Nothing pending" for a decay deadline.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// The age (ms) at which a decay pass releases something, for `decay` ms.
+#[inline]
+pub(crate) fn decay_age(decay: u64) -> u64 {
+    decay - decay / 8
+}
+
+/// The least time (ms) between two decay passes, for `decay` ms.
+#[inline]
+pub(crate) fn decay_step(decay: u64) -> u64 {
+    (decay / 8).max(1)
+}
+
+/// Whether a stamp `ms` (wrapping) is at least `age` ms before `now`. A
+/// stamp after `now` (another thread's clock read raced ours) is not aged.
+#[inline]
+pub(crate) fn is_aged(now: u64, ms: u32, age: u64) -> bool {
+    let a = (now as u32).wrapping_sub(ms) as i32;
+    a >= 0 && a as u64 >= age
+}
+
+/// When a stamp `ms` will be aged (absolute ms).
+#[inline]
+fn aged_at(now: u64, ms: u32, age: u64) -> u64 {
+    let a = ((now as u32).wrapping_sub(ms) as i32).max(0) as u64;
+    now + age.saturating_sub(a)
+}
+
+/// The earliest decay deadline of the heaps exited threads abandoned (a
+/// lower bound: a sweep recomputes it).
+static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
+
+/// The decay time (ms) of a heap nobody owns: an eighth of `decay`. Its
+/// memory is of use only to a thread that adopts it soon, and a program
+/// whose threads come and go spreads its memory over several such heaps.
+#[inline]
+pub(crate) fn abandoned_decay(decay: u64) -> u64 {
+    (decay / 8).max(1)
+}
+
+/// Folds the decay deadline of heap `l`, now owner-less, into the sweep's:
+/// under [`abandoned_decay`], what is pending comes due sooner.
+pub(crate) fn note_abandoned(l: &Local) {
+    if l.decay_due != NEVER {
+        let decay = crate::options_decay_ms();
+        let due = l
+            .decay_due
+            .min(l.now_ms + decay_age(abandoned_decay(decay)));
+        ABANDONED_DUE.fetch_min(due, Ordering::Relaxed);
+    }
+}
+
+/// Notes that an owner-less heap has frees waiting on its foreign list:
+/// the sweep is due now (a load, and a store only the first time).
+#[inline]
+pub(crate) fn note_abandoned_foreign() {
+    if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
+        ABANDONED_DUE.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Drains the foreign lists of abandoned heaps that have frees waiting
+/// (for a statistics snapshot, which then counts them freed).
+pub(crate) fn drain_abandoned() {
+    crate::heap::for_each_heap(|a, abandoned| {
+        if abandoned && !a.foreign.is_empty() && a.ownership.try_borrow() {
+            // SAFETY: borrowed just now, given back right after.
+            unsafe {
+                a.drain_foreign();
+                a.give_back();
+            }
+        }
+    });
+}
 
 /// How much pass 5 does.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -35,41 +124,6 @@ pub(crate) enum Release {
 /// # Safety
 /// The caller owns `h`.
 pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
-    // SAFETY: forwarded ownership.
-    unsafe { run_scoped(h, release, true) }
-}
-
-/// Idle decay of a heap that an exited thread abandoned, adopted for this
-/// call by a sweep: drains what other threads freed into it and, once it has
-/// been quiet for `decay_ms` with something to release, releases its free
-/// memory in full. Nothing else: nobody allocates from it, so an amortized
-/// GC would only age its blocks, and the process-wide direct-map pool and
-/// GC epoch are left to the owners' own GCs, so that one sweep does not age
-/// or flush them once per abandoned heap.
-///
-/// # Safety
-/// The caller owns `h` (adopted it).
-pub(crate) unsafe fn decay_abandoned(h: &HeapCore) {
-    let decay = crate::options().decay_ms;
-    if decay == 0 {
-        return;
-    }
-    // SAFETY: owner-only state.
-    unsafe {
-        h.drain_foreign();
-        let l = h.local();
-        if l.dirty && os::now_ms().saturating_sub(l.last_active_ms) >= decay {
-            run_scoped(h, Release::All, false);
-        }
-    }
-}
-
-/// [`run`], with `pool` false leaving out the process-wide work: the GC
-/// epoch, pass 4 and the direct-map pool's share of pass 5.
-///
-/// # Safety
-/// The caller owns `h`.
-unsafe fn run_scoped(h: &HeapCore, release: Release, pool: bool) {
     let o = crate::options();
     if cfg!(debug_assertions) || o.checker {
         // SAFETY: owner-only.
@@ -84,17 +138,11 @@ unsafe fn run_scoped(h: &HeapCore, release: Release, pool: bool) {
             l.epoch = l.epoch.wrapping_add(1);
             l.epoch
         };
-        let gepoch = if pool {
-            global().gc_epoch.fetch_add(1, Ordering::Relaxed) + 1
-        } else {
-            0
-        };
+        let gepoch = global().gc_epoch.fetch_add(1, Ordering::Relaxed) + 1;
         h.drain_foreign(); // 1
         h.flush_empty_slabs(); // 2
         h.local().buddy.flush_cache(epoch); // 3
-        if pool {
-            direct::reclaim_beyond_budget(); // 4
-        }
+        direct::reclaim_beyond_budget(); // 4
         let every = o.purge_every.max(1);
         if release == Release::All || epoch % every == 0 {
             let (min_age, budget) = match release {
@@ -104,19 +152,22 @@ unsafe fn run_scoped(h: &HeapCore, release: Release, pool: bool) {
             // One budget for the call: the pool gets what the heap's own
             // free blocks left of it.
             let used = release_pass(h, epoch, min_age, budget);
-            if pool {
-                let left = budget.saturating_sub(used);
-                let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
-                global().released.fetch_add(bytes as u64, Ordering::Relaxed);
-                global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
-            }
+            let left = budget.saturating_sub(used);
+            let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
+            global().released.fetch_add(bytes as u64, Ordering::Relaxed);
+            global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
             HeapCounters::bump(&h.counters().release_passes, 1);
         }
         HeapCounters::bump(&h.counters().gc_passes, 1);
+        let now = os::now_ms();
         let l = h.local();
-        l.last_gc_ms = os::now_ms();
+        l.last_gc_ms = now;
+        l.now_ms = now;
+        // Passes 2 and 3 keep every block's stamp (a merged block takes the
+        // later one), so a pending deadline stays a lower bound; a full
+        // release leaves nothing to decay.
         if release == Release::All {
-            l.dirty = false;
+            l.decay_due = NEVER;
         }
         let live = l.counters.allocated.saturating_sub(l.counters.freed);
         h.publish();
@@ -164,21 +215,21 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
                 if left < len {
                     break;
                 }
-                if (*b).flags & F_RELEASED == 0 && aged((*b).since) {
-                    let start = b.cast::<u8>().add(PAGE);
+                // Resident blocks come first: the first released one ends
+                // the list's work.
+                if (*b).flags & F_RELEASED != 0 {
+                    break;
+                }
+                let next = (*b).next;
+                if aged((*b).since) {
                     calls += 1;
-                    if os::release(start, len) {
-                        // Zero the rest of the first page so the block reads
-                        // as zero beyond its links (calloc skips the memset).
-                        b.cast::<u8>()
-                            .add(NODE_BYTES)
-                            .write_bytes(0, PAGE - NODE_BYTES);
-                        (*b).flags |= F_RELEASED | F_ZERO;
+                    if release_block(b) {
+                        l.buddy.mark_released(b, o as u8);
                         left -= len;
                         released += len as u64;
                     }
                 }
-                b = (*b).next;
+                b = next;
             }
         }
     }
@@ -188,59 +239,235 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
     budget - left
 }
 
-/// Idle decay and the GC deadline: cheap to call from any slow path.
-/// Returns whether a GC ran.
+/// Releases the pages of free block `b` after its first and zeroes the
+/// rest of its first page, so it reads as zero beyond its links (calloc
+/// skips the memset); the caller marks it released.
+///
+/// # Safety
+/// `b` is a free block of the caller's heap, of order at least 1.
+unsafe fn release_block(b: *mut FreeBlock) -> bool {
+    // SAFETY: the block is free and ours; its first page keeps the links.
+    unsafe {
+        let len = (PAGE << (*b).order) - PAGE;
+        if !os::release(b.cast::<u8>().add(PAGE), len) {
+            return false;
+        }
+        b.cast::<u8>()
+            .add(NODE_BYTES)
+            .write_bytes(0, PAGE - NODE_BYTES);
+        true
+    }
+}
+
+/// Records that something of the heap became free at `now` (the heap's
+/// cached clock): sets the decay deadline if none is pending. A later free
+/// never moves an earlier deadline.
+#[inline]
+pub(crate) fn note_free(l: &mut Local, now: u64) {
+    if l.decay_due == NEVER {
+        let decay = crate::options_decay_ms();
+        if decay != 0 {
+            l.decay_due = (now + decay_age(decay)).max(l.decay_last + decay_step(decay));
+        }
+    }
+}
+
+/// The slow-path check, cheap enough for every slow path: reads the coarse
+/// clock once, adapts the allocation count between checks to the rate at
+/// which this heap allocates (so that a check comes at least about every
+/// 1/8 of `decay_ms` while the thread allocates at all, and seldom when it
+/// allocates fast), and runs what is due: this heap's decay pass, the
+/// direct-map pool's, the sweep of abandoned heaps, and the GC deadline for
+/// a program that never calls `gc()` (drains foreign frees once per
+/// `decay_ms`). Returns whether that GC ran.
+///
+/// # Safety
+/// The caller owns `h`.
+pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
+    let decay = crate::options_decay_ms();
+    let now = os::now_ms();
+    // SAFETY: owner-only state.
+    let l = unsafe { h.local() };
+    l.now_ms = now;
+    if decay == 0 {
+        l.tick_mask = TICK_MAX;
+        return false;
+    }
+    if ticked {
+        // Fewer allocations between counted checks when they are slow to
+        // come, more when they come fast (other slow paths do not count:
+        // a burst of large allocations says nothing about the rate later).
+        let since = now.saturating_sub(l.tick_ms);
+        l.tick_ms = now;
+        if since > decay / 8 {
+            l.tick_mask >>= 1;
+        } else if since < decay / 32 && l.tick_mask < TICK_MAX {
+            l.tick_mask = l.tick_mask << 1 | 1;
+        }
+    }
+    let generation = crate::options_generation();
+    if l.opt_gen != generation {
+        // The options changed: recompute the deadline from the stamps.
+        l.opt_gen = generation;
+        l.key_mask = if crate::full_checks() { 0 } else { u64::MAX };
+        l.decay_due = l.decay_due.min(now);
+    }
+    if now >= l.decay_due {
+        // SAFETY: forwarded ownership.
+        unsafe { decay_pass(h, now, decay) };
+    }
+    direct::decay(now, decay);
+    sweep_abandoned(now, decay);
+    // SAFETY: owner-only state.
+    if now.saturating_sub(unsafe { h.local() }.last_gc_ms) >= decay {
+        // SAFETY: forwarded ownership.
+        unsafe { run(h, Release::Amortized) };
+        return true;
+    }
+    false
+}
+
+/// The largest tick mask: a check at least every 4096 allocations.
+pub(crate) const TICK_MAX: u32 = 4095;
+
+/// Releases what has been free for at least 7/8 of `decay` ms: empty slabs
+/// go back to the buddy lists, cached blocks to the free lists (coalescing),
+/// entirely free regions are unmapped and free blocks' pages released.
+/// Sets the next deadline from what is left.
+///
+/// # Safety
+/// The caller owns `h`.
+pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
+    let age = decay_age(decay);
+    let mut next = NEVER;
+    let mut released = 0u64;
+    let mut calls = 0u64;
+    // SAFETY: owner-only state; every block touched is ours.
+    unsafe {
+        let l = h.local();
+        let epoch = l.epoch;
+        let mut m = l.parked;
+        while !m.is_null() {
+            let nm = (*m).next;
+            let ms = (*m).empty_ms;
+            if is_aged(now, ms, age) {
+                slab::unpark(&mut h.local().parked, m);
+                h.dissolve(m);
+            } else {
+                next = next.min(aged_at(now, ms, age));
+            }
+            m = nm;
+        }
+        // A bin's only slab stays on its bin when it empties.
+        for c in 0..CLASSES {
+            let l = h.local();
+            let m = l.bins[c];
+            if !m.is_null() && (*m).used == 0 && (*m).next.is_null() {
+                let ms = (*m).empty_ms;
+                if is_aged(now, ms, age) {
+                    slab::unlink(&mut l.bins[c], m);
+                    h.dissolve(m);
+                } else {
+                    next = next.min(aged_at(now, ms, age));
+                }
+            }
+        }
+        let l = h.local();
+        l.buddy.flush_cache_if(epoch, |ms| {
+            let aged = is_aged(now, ms, age);
+            if !aged {
+                next = next.min(aged_at(now, ms, age));
+            }
+            aged
+        });
+        let mut r = l.regions;
+        while !r.is_null() {
+            let nr = (*r).next;
+            let l = h.local();
+            if l.buddy.region_is_free(r)
+                && (0..ORDERS).all(|k| {
+                    is_aged(
+                        now,
+                        (*Region::page_ptr(r, 1 << k).cast::<FreeBlock>()).since_ms,
+                        age,
+                    )
+                })
+            {
+                h.drop_region(r);
+                released += crate::REGION as u64;
+            }
+            r = nr;
+        }
+        let l = h.local();
+        for o in 1..ORDERS {
+            let len = (PAGE << o) - PAGE;
+            let mut b = l.buddy.free[o];
+            // Resident blocks come first: the first released one ends the
+            // list's work.
+            while !b.is_null() && (*b).flags & F_RELEASED == 0 {
+                let nb = (*b).next;
+                let ms = (*b).since_ms;
+                if is_aged(now, ms, age) {
+                    calls += 1;
+                    if release_block(b) {
+                        l.buddy.mark_released(b, o as u8);
+                        released += len as u64;
+                    }
+                } else {
+                    next = next.min(aged_at(now, ms, age));
+                }
+                b = nb;
+            }
+        }
+        let l = h.local();
+        l.decay_last = now;
+        l.decay_due = if next == NEVER {
+            NEVER
+        } else {
+            next.max(now + decay_step(decay))
+        };
+        let c = h.counters();
+        HeapCounters::bump(&c.released, released);
+        HeapCounters::bump(&c.madvise_calls, calls);
+        HeapCounters::bump(&c.decay_passes, 1);
+        h.publish();
+    }
+}
+
+/// The decay of heaps that exited threads abandoned, which have no owner to
+/// run it: once their earliest deadline passed, borrows each abandoned heap
+/// in turn, drains what other threads freed into it and runs its decay pass
+/// (under [`abandoned_decay`]) if due. Runs from any heap's slow path, at
+/// most once per deadline.
+pub(crate) fn sweep_abandoned(now: u64, decay: u64) {
+    if now < ABANDONED_DUE.load(Ordering::Relaxed) {
+        return;
+    }
+    // Taken by this sweep; what it finds still pending is folded back.
+    ABANDONED_DUE.store(NEVER, Ordering::Relaxed);
+    let decay = abandoned_decay(decay);
+    crate::heap::for_each_heap(|a, abandoned| {
+        if abandoned && a.ownership.try_borrow() {
+            // SAFETY: borrowed just now, given back right after.
+            unsafe {
+                a.drain_foreign();
+                let l = a.local();
+                l.now_ms = now;
+                if now >= l.decay_due.min(l.decay_last + decay_step(decay)) {
+                    decay_pass(a, now, decay);
+                }
+                a.give_back();
+            }
+        }
+    });
+}
+
+/// Runs the slow-path check now (the public `maybe_collect`). Returns
+/// whether the GC deadline ran a GC.
 ///
 /// # Safety
 /// The caller owns `h`.
 pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
-    let decay = crate::options().decay_ms;
-    if decay == 0 {
-        return false;
-    }
-    let now = os::now_ms();
-    // SAFETY: owner-only.
-    let (idle, since_gc, dirty) = unsafe {
-        let l = h.local();
-        // Allocations since the last look make the heap active, fast paths
-        // too: a heap churning medium blocks through its cache takes no slow
-        // path, and without this looked idle, so every call after `decay_ms`
-        // flushed the cache and released the very blocks it was reusing.
-        // They count as made at the last look (a lower bound, so a heap that
-        // looks seldom may decay one look early; keel-malloc looks before
-        // every large allocation). Frees alone do not count: drained frees
-        // from other threads, or a thread tearing down what it built, are no
-        // reason to keep memory. Counting, not a clock read per free.
-        if l.counters.allocated != l.allocated_seen {
-            l.allocated_seen = l.counters.allocated;
-            l.last_active_ms = l.last_active_ms.max(l.looked_ms);
-        }
-        l.looked_ms = now;
-        (
-            now.saturating_sub(l.last_active_ms),
-            now.saturating_sub(l.last_gc_ms),
-            l.dirty,
-        )
-    };
-    if idle >= decay && dirty {
-        // SAFETY: forwarded ownership.
-        unsafe { run(h, Release::All) };
-    } else if since_gc >= decay {
-        // SAFETY: forwarded ownership.
-        unsafe { run(h, Release::Amortized) };
-    } else {
-        return false;
-    }
-    true
-}
-
-/// Marks the heap active now (slow paths), for idle decay.
-///
-/// # Safety
-/// The caller owns `h`.
-pub(crate) unsafe fn touch(h: &HeapCore) {
-    // SAFETY: owner-only.
-    let l = unsafe { h.local() };
-    l.last_active_ms = os::now_ms();
-    l.dirty = true;
+    // SAFETY: forwarded ownership.
+    unsafe { on_slow_path(h, false) }
 }

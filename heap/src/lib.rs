@@ -80,7 +80,7 @@ pub use valid::InvalidHeap;
 use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
-use sync::plain::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use sync::plain::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// The page size keel-heap assumes (and the alignment every class gives at least).
 pub const PAGE: usize = 4096;
@@ -116,11 +116,17 @@ pub struct Options {
     pub release_budget: usize,
     /// Bytes of freed direct maps kept for reuse (default 256 MiB).
     pub pool_budget: usize,
-    /// Idle decay: a heap quiet for this long releases everything free on its
-    /// next `maybe_collect` (default 1000 ms; 0 disables decay).
+    /// Idle decay: memory that has stayed free this long (empty slabs, free
+    /// buddy blocks, pooled direct maps) is returned to the OS by the
+    /// allocator's next slow path, whatever else the thread allocates; no
+    /// `gc()` call is needed (default 1000 ms; 0 disables decay). Times come
+    /// from the coarse monotonic clock (a few ms granularity).
     pub decay_ms: u64,
-    /// Run the heap checker at every GC entry in release builds too (it
-    /// always runs in debug builds).
+    /// The full checker in release builds too (debug builds always run
+    /// it): the heap checker at every GC entry, every free looked up on
+    /// its slab's free list, and a line for each pointer freed that
+    /// keel-heap does not own. (The cheap double- and interior-free checks
+    /// are always on.)
     pub checker: bool,
 }
 
@@ -143,6 +149,19 @@ static OPT_BUDGET: AtomicUsize = AtomicUsize::new(64 << 20);
 static OPT_POOL: AtomicUsize = AtomicUsize::new(256 << 20);
 static OPT_DECAY: AtomicU64 = AtomicU64::new(1000);
 static OPT_CHECKER: AtomicBool = AtomicBool::new(false);
+/// Bumped by every [`configure`], so heaps recompute deadlines taken under
+/// older options.
+static OPT_GEN: AtomicU32 = AtomicU32::new(0);
+
+#[inline]
+pub(crate) fn options_decay_ms() -> u64 {
+    OPT_DECAY.load(Ordering::Relaxed)
+}
+
+#[inline]
+pub(crate) fn options_generation() -> u32 {
+    OPT_GEN.load(Ordering::Relaxed)
+}
 
 /// Sets the process-wide options (any time; GCs read them on entry).
 ///
@@ -158,6 +177,7 @@ pub fn configure(o: Options) {
     OPT_POOL.store(o.pool_budget, Ordering::Relaxed);
     OPT_DECAY.store(o.decay_ms, Ordering::Relaxed);
     OPT_CHECKER.store(o.checker, Ordering::Relaxed);
+    OPT_GEN.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The current options.
@@ -184,6 +204,8 @@ impl core::fmt::Display for AllocError {
 
 /// A process-wide statistics snapshot (sums every heap's published counters).
 pub fn stats() -> Stats {
+    // Frees waiting on abandoned heaps' foreign lists are counted as freed.
+    gc::drain_abandoned();
     stats::snapshot()
 }
 
@@ -211,16 +233,65 @@ pub unsafe fn usable_size(ptr: *const u8) -> usize {
     }
 }
 
-/// Reports a bad free (double free, interior or foreign pointer) and aborts
-/// in debug builds; release builds ignore the pointer (the safe choice for a
-/// C `free` of memory that is not ours).
+/// The free mark: a random word written into every free small block (its
+/// second word) and cleared on allocation, set once before the first heap
+/// exists. See `HeapCore::free_local_in`.
+static FREE_KEY: AtomicU64 = AtomicU64::new(0);
+
+#[inline(always)]
+pub(crate) fn free_key() -> u64 {
+    FREE_KEY.load(Ordering::Relaxed)
+}
+
+/// Sets the free mark once (before any block exists; racing first heaps
+/// agree on one value).
+pub(crate) fn init_free_key() {
+    if FREE_KEY.load(Ordering::Relaxed) == 0 {
+        // Never 0 (a fresh page's word) and odd (no aligned pointer).
+        let k = os::random_u64() | 1;
+        let _ = FREE_KEY.compare_exchange(0, k, Ordering::Relaxed, Ordering::Relaxed);
+    }
+}
+
+/// Whether every free is looked up in full (the checker: debug builds, or
+/// [`Options::checker`]).
+#[inline(always)]
+pub(crate) fn full_checks() -> bool {
+    cfg!(debug_assertions) || OPT_CHECKER.load(Ordering::Relaxed)
+}
+
+/// Reports a double free or an interior pointer and ends the process.
 #[cold]
-pub(crate) fn report_bad_free(e: BadPointer) {
-    if cfg!(debug_assertions) {
-        let mut buf = [0u8; 96];
-        let msg = fmt_into(&mut buf, format_args!("keel-heap: {e}\n"));
-        os::write_stderr(msg);
-        abort();
+#[inline(never)]
+pub(crate) fn report_fatal(e: region::Bad) -> ! {
+    report_bad_free(e);
+    // A foreign pointer is no fatal error: callers never pass one.
+    abort()
+}
+
+/// Reports a bad free. A double free or an interior pointer is one line on
+/// stderr and an abort, in every build: going on would hand the block out
+/// twice. A pointer keel-heap does not own is ignored (the safe choice for
+/// a C `free` of memory that is not ours), with a line when the checker is
+/// on.
+#[cold]
+pub(crate) fn report_bad_free(e: region::Bad) {
+    let mut buf = [0u8; 160];
+    // SAFETY: reported where it was found, nothing changed since.
+    let e = unsafe { e.describe() };
+    match e {
+        BadPointer::Foreign(_) => {
+            if full_checks() {
+                os::write_stderr(fmt_into(
+                    &mut buf,
+                    format_args!("keel-heap: {e}; ignored\n"),
+                ));
+            }
+        }
+        _ => {
+            os::write_stderr(fmt_into(&mut buf, format_args!("keel-heap: {e}\n")));
+            abort();
+        }
     }
 }
 
@@ -335,6 +406,12 @@ impl Heap {
 
     /// Frees `ptr` (null is a no-op). The block may come from any heap.
     ///
+    /// A double free or a pointer inside a block (not its start) is caught
+    /// by checks that are always on, and ends the process with one line on
+    /// stderr (`keel-heap: double free of 0x…`); a pointer keel-heap does
+    /// not own is ignored. [`try_free`](Self::try_free) returns these as
+    /// errors instead.
+    ///
     /// # Safety
     /// `ptr` is null or a live block from keel-heap, not used afterwards.
     #[inline]
@@ -346,6 +423,39 @@ impl Heap {
         if let Err(e) = unsafe { self.core().free(ptr) } {
             report_bad_free(e);
         }
+    }
+
+    /// Frees `ptr` if it is a live block; otherwise changes nothing and
+    /// says why: a double free, a pointer inside a block, or one keel-heap
+    /// does not own. The checks are those of [`free`](Self::free) (always
+    /// on: a small block's offset and free mark, a medium block's page map,
+    /// a direct map's header), or the full ones with the checker on; a
+    /// double free of another heap's medium block is found when its owner
+    /// takes it back, and then ends the process.
+    ///
+    /// ```
+    /// use keel_heap::{BadPointer, Heap};
+    /// let heap = Heap::new().unwrap();
+    /// let p = heap.alloc(64, 8);
+    /// // SAFETY: `p` is live, then freed once; the later calls only look.
+    /// unsafe {
+    ///     assert!(matches!(heap.try_free(p.add(16)), Err(BadPointer::Interior { .. })));
+    ///     assert_eq!(heap.try_free(p), Ok(()));
+    ///     assert_eq!(heap.try_free(p), Err(BadPointer::DoubleFree(p as usize)));
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// `ptr` is null, a pointer keel-heap does not own, or points into
+    /// memory keel-heap handed out that is still mapped (a live block, or
+    /// one freed but not unmapped); a live block is not used afterwards.
+    pub unsafe fn try_free(&self, ptr: *mut u8) -> Result<(), BadPointer> {
+        if ptr.is_null() {
+            return Ok(());
+        }
+        // SAFETY: the handle owns the heap; forwarded contract. An error
+        // is described before anything changes.
+        unsafe { self.core().free(ptr).map_err(|e| e.describe()) }
     }
 
     /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On
@@ -378,7 +488,10 @@ impl Heap {
         unsafe { gc::run(self.core(), gc::Release::All) }
     }
 
-    /// Runs the idle decay or the GC if their deadlines passed.
+    /// Runs the slow-path check now: the idle decay of this heap, of the
+    /// direct-map pool and of heaps exited threads abandoned, and the GC
+    /// deadline, each if due. The allocator's own slow paths run it too, so
+    /// a program need never call it.
     pub fn maybe_collect(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::maybe_collect(self.core()) };
@@ -390,15 +503,15 @@ impl Heap {
         unsafe { valid::check(self.core()) }
     }
 
-    /// The debug detector on demand: `Ok` if `ptr` is a live block (of this
-    /// heap, another heap, or a direct map), else what is wrong with it.
-    /// Double frees of another heap's small blocks are not detected here.
+    /// The detector on demand: `Ok` if `ptr` is a live block (of this heap,
+    /// another heap, or a direct map), else what is wrong with it. Nothing
+    /// changes (but this heap's foreign frees are taken in).
     ///
     /// # Safety
     /// `ptr` is null, not owned by keel-heap, or points into live keel-heap memory.
     pub unsafe fn check_free(&self, ptr: *mut u8) -> Result<(), BadPointer> {
         // SAFETY: the handle owns the heap.
-        unsafe { self.core().check_free(ptr) }
+        unsafe { self.core().check_free(ptr).map_err(|e| e.describe()) }
     }
 
     /// This heap's statistics (`in_use` counts its own small and medium
@@ -439,8 +552,14 @@ pub(crate) unsafe fn realloc_with(
     if !align.is_power_of_two() {
         return ptr::null_mut();
     }
-    // SAFETY: live block per the contract.
-    let usable = unsafe { usable_size(ptr) };
+    // SAFETY: live block per the contract (or a pointer the checks reject).
+    let usable = match unsafe { live_usable(ptr) } {
+        Ok(u) => u,
+        Err(e) => {
+            report_bad_free(e);
+            return ptr::null_mut();
+        }
+    };
     if new_size <= usable && usable <= new_size.max(16).saturating_mul(2) && ptr.addr() % align == 0
     {
         return ptr;
@@ -453,4 +572,22 @@ pub(crate) unsafe fn realloc_with(
     unsafe { ptr::copy_nonoverlapping(ptr, n, usable.min(new_size)) };
     free(ptr);
     n
+}
+
+/// The usable size of `ptr` if it is a live block, with the always-on
+/// checks of a free (a small block carrying the free mark counts as freed).
+///
+/// # Safety
+/// As [`usable_size`].
+unsafe fn live_usable(ptr: *mut u8) -> Result<usize, region::Bad> {
+    // SAFETY: per the contract, `ptr` is live if keel-heap owns it.
+    let loc = unsafe { region::locate(ptr) }?;
+    if let region::Loc::Small { .. } = loc {
+        // SAFETY: a located small block's memory is mapped.
+        if unsafe { heap::key_slot(ptr).read() } == free_key() {
+            return Err(region::Bad::double_free(ptr));
+        }
+    }
+    // SAFETY: located a live block.
+    Ok(unsafe { region::usable(loc) })
 }

@@ -145,7 +145,7 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
 
 /// Two threads race for one abandoned heap while a third frees into it: a new
 /// thread's `acquire` (adopts and keeps the heap) and `raw::release_pages`
-/// (adopts, collects, abandons again). Whoever wins owns the local state
+/// (borrows, collects, gives back). Whoever wins owns the local state
 /// alone (loom's cell reports any unordered access), the heap is never owned
 /// twice, and the pending free is drained exactly once by some owner.
 #[test]
@@ -181,15 +181,15 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
                 (adopted, seen)
             })
         };
-        // release_pages: adopt, collect, abandon again.
+        // release_pages: borrow, collect, give back.
         let releaser = {
             let h = h.clone();
             thread::spawn(move || {
                 let mut seen = Vec::new();
-                let adopted = h.ownership.try_adopt();
+                let adopted = h.ownership.try_borrow();
                 if adopted {
                     owner_work(&h, &mut seen);
-                    h.ownership.abandon();
+                    h.ownership.end_borrow();
                 }
                 (adopted, seen)
             })
@@ -217,4 +217,82 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
         let v = h.local.with(|v| unsafe { *v });
         assert_eq!(v, adoptions, "an owner's work was lost or doubled");
     });
+}
+
+/// The sweep of abandoned heaps borrows one to drain it while a new
+/// thread's `acquire` waits out the borrow and adopts the heap, and another
+/// sweep and a free race for it too (borrowing, or leaving the block on the
+/// foreign list when the heap is taken). The local state is only ever
+/// touched by one thread at a time (loom's cell reports any unordered
+/// access), every free is applied exactly once (in place or drained), and
+/// the waiting adopter gets the heap.
+#[test]
+fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
+    loom::model(|| {
+        let h = Arc::new(HeapModel {
+            ownership: Ownership::new_owned(),
+            foreign: ForeignList::new(),
+            local: UnsafeCell::new(0),
+        });
+        h.ownership.abandon();
+        let ns = nodes(2);
+        // A free: in place under a borrow, else onto the foreign list.
+        let free = |h: &HeapModel, node: *mut u8| {
+            if h.ownership.try_borrow() {
+                // SAFETY: borrowed, so this thread alone touches `local`.
+                h.local.with_mut(|v| unsafe { *v += 1 });
+                drain_count(h);
+                h.ownership.end_borrow();
+                // SAFETY: a node freed in place is not pushed.
+                unsafe { drop(Box::from_raw(node.cast::<Node>())) };
+            } else {
+                // SAFETY: pushed once, not touched again.
+                unsafe { h.foreign.push(node) };
+            }
+        };
+        let freers: Vec<_> = ns
+            .iter()
+            .map(|&n| {
+                let h = h.clone();
+                let p = SendPtr(n);
+                thread::spawn(move || {
+                    let p = p;
+                    free(&h, p.0)
+                })
+            })
+            .collect();
+        // The newcomer: adopt, waiting out borrows (bounded, as `acquire`).
+        let mut adopted = false;
+        for _ in 0..4 {
+            if h.ownership.try_adopt() {
+                adopted = true;
+                break;
+            }
+            if !h.ownership.is_borrowed() {
+                break;
+            }
+            crate::sync::spin_wait();
+        }
+        if adopted {
+            drain_count(&h);
+        }
+        for f in freers {
+            f.join().unwrap();
+        }
+        // Whoever owns it now drains what is left.
+        assert!(adopted || h.ownership.try_adopt(), "heap left owned");
+        drain_count(&h);
+        // SAFETY: every other thread has been joined; we own the heap.
+        let v = h.local.with(|v| unsafe { *v });
+        assert_eq!(v, 2, "a free was lost or applied twice");
+    });
+}
+
+/// Drains the model heap's foreign list into its local count (owner or
+/// borrower only).
+fn drain_count(h: &HeapModel) {
+    let mut seen = Vec::new();
+    drain(&h.foreign, &mut seen);
+    // SAFETY: the caller owns or borrowed the heap.
+    h.local.with_mut(|v| unsafe { *v += seen.len() });
 }

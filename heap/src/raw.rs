@@ -268,19 +268,43 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
     with_heap(|h| unsafe { h.alloc(size, align, false) }, ptr::null_mut())
 }
 
-/// As [`alloc`] (or [`alloc_zeroed`] when `zero`), for a caller with no
-/// other place to run the collection deadline (keel-malloc): about every
-/// `every` calls (rounded up to a power of two, at most 2^31) on this thread's heap, it
-/// runs [`maybe_collect`] first, so a program that only ever makes small
-/// allocations still decays idle memory. The count is a plain field of the
-/// thread's heap: no extra thread-local read, no atomic.
-///
-/// It is [`alloc_fast`] followed, when that returns null, by
-/// [`alloc_after_fast`]; a caller may call the two itself to keep its own
-/// slow path out of line.
+/// The allocation fast path alone: a small block from this thread's heap
+/// when one is at hand with no slow work at all (the size's class has a
+/// slab with room and no slow-path check is due), else null. It counts the
+/// call toward the heap's slow-path check (on a thread with a heap), which
+/// keeps idle decay going for a program that only ever makes small
+/// allocations. It makes no call, so the caller's fast path stays a leaf;
+/// on null, call [`alloc_after_fast`] with the same arguments.
 ///
 /// ```
-/// let p = keel_heap::raw::alloc_ticked(40, 16, true, 4096);
+/// use keel_heap::raw;
+/// let mut p = raw::alloc_fast(100, 16);
+/// if p.is_null() {
+///     p = raw::alloc_after_fast(100, 16, false);
+/// }
+/// assert!(!p.is_null());
+/// // SAFETY: a live block, freed once.
+/// unsafe { raw::free(p) };
+/// ```
+#[inline(always)]
+pub fn alloc_fast(size: usize, align: usize) -> *mut u8 {
+    let h = cur::get();
+    if h.is_null() || !align.is_power_of_two() {
+        return ptr::null_mut();
+    }
+    match crate::size_class::class_for(size, align) {
+        // SAFETY: the slot is non-null only while this thread owns the heap.
+        Some(c) => unsafe { (*h).try_alloc_small(c) },
+        None => ptr::null_mut(),
+    }
+}
+
+/// The rest of an allocation after [`alloc_fast`] returned null (or in its
+/// place, for a zeroed block): runs the slow-path check if the count made
+/// it due, then allocates on any path. Null on failure.
+///
+/// ```
+/// let p = keel_heap::raw::alloc_after_fast(40, 16, true);
 /// assert!(!p.is_null() && p as usize % 16 == 0);
 /// // SAFETY: 40 zeroed bytes were asked for; `p` is freed once.
 /// unsafe {
@@ -288,84 +312,20 @@ pub fn alloc(size: usize, align: usize) -> *mut u8 {
 ///     keel_heap::raw::free(p);
 /// }
 /// ```
-#[inline]
-pub fn alloc_ticked(size: usize, align: usize, zero: bool, every: u32) -> *mut u8 {
-    if !zero {
-        let p = alloc_fast(size, align, every);
-        if !p.is_null() {
-            return p;
-        }
-    }
-    alloc_after_fast(size, align, zero, every)
-}
-
-/// The mask of low bits for a tick period of `every` calls. A period above
-/// 2^31 has no power of two in `u32` to round up to: it is capped there
-/// instead of overflowing (which panics in debug builds).
-#[inline(always)]
-fn tick_mask(every: u32) -> u32 {
-    every.max(1).checked_next_power_of_two().unwrap_or(1 << 31) - 1
-}
-
-/// The allocation fast path alone: a small block from this thread's heap
-/// when one is at hand with no slow work at all (the size's class has a
-/// slab with room), else null. It counts the call toward the collection
-/// deadline of [`alloc_ticked`] (on a thread with a heap) and returns null
-/// when the check is due. It makes no call, so the caller's fast path stays
-/// a leaf; on null, call [`alloc_after_fast`] with the same arguments.
-///
-/// ```
-/// use keel_heap::raw;
-/// let mut p = raw::alloc_fast(100, 16, 4096);
-/// if p.is_null() {
-///     p = raw::alloc_after_fast(100, 16, false, 4096);
-/// }
-/// assert!(!p.is_null());
-/// // SAFETY: a live block, freed once.
-/// unsafe { raw::free(p) };
-/// ```
-#[inline(always)]
-pub fn alloc_fast(size: usize, align: usize, every: u32) -> *mut u8 {
-    let h = cur::get();
-    if h.is_null() {
-        return ptr::null_mut();
-    }
-    // SAFETY: the slot is non-null only while this thread owns the heap.
-    let h = unsafe { &*h };
-    // SAFETY: this thread owns `h`.
-    if unsafe { h.tick(tick_mask(every)) } {
-        return ptr::null_mut(); // the slow path runs the due check
-    }
-    if !align.is_power_of_two() {
-        return ptr::null_mut();
-    }
-    match crate::size_class::class_for(size, align) {
-        // SAFETY: this thread owns `h`.
-        Some(c) => unsafe { h.try_alloc_small(c) },
-        None => ptr::null_mut(),
-    }
-}
-
-/// The rest of [`alloc_ticked`] after [`alloc_fast`] returned null (or in
-/// its place, for a zeroed block): runs the collection check if the last
-/// count made it due (counting this call first when `zero`, since
-/// `alloc_fast` was skipped), then allocates on any path. Null on failure.
 #[inline(never)]
-pub fn alloc_after_fast(size: usize, align: usize, zero: bool, every: u32) -> *mut u8 {
+pub fn alloc_after_fast(size: usize, align: usize, zero: bool) -> *mut u8 {
     if !align.is_power_of_two() {
         return ptr::null_mut();
     }
     match current() {
         // SAFETY: this thread owns `h`.
         Some(h) => unsafe {
-            let mask = tick_mask(every);
             if zero {
-                h.tick(mask);
+                // `alloc_fast` was skipped: count this call here.
+                h.alloc(size, align, true)
+            } else {
+                h.alloc_counted(size, align, false)
             }
-            if h.tick_due(mask) {
-                collect_due(h);
-            }
-            h.alloc(size, align, zero)
         },
         None => alloc_on_fallback(size, align, zero),
     }
@@ -435,6 +395,26 @@ pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
 #[inline(always)]
 unsafe fn free_kind(ptr: *mut u8, kind: u8) {
     let h = cur::get();
+    // The one path kept inline: a small or medium block of this thread's own
+    // heap. Everything else is a call away, so this path saves few registers.
+    if !h.is_null() && kind == crate::region::CHUNK_REGION {
+        // SAFETY: a region chunk has a live header; `owner` never changes.
+        if ptr::eq(unsafe { (*crate::region::Region::of(ptr)).owner }, h) {
+            // SAFETY: this thread owns `h`, and `ptr` is in its region.
+            unsafe { (*h).free_local_reporting(ptr) };
+            return;
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { free_kind_other(ptr, kind, h) }
+}
+
+/// [`free_kind`] for anything but this thread's own region blocks.
+///
+/// # Safety
+/// As [`free_kind`]; `h` is this thread's heap slot.
+#[inline(never)]
+unsafe fn free_kind_other(ptr: *mut u8, kind: u8, h: *const HeapCore) {
     let r = if h.is_null() {
         // No heap of ours (set-up, teardown, or a thread that never
         // allocated): other heaps' blocks go to their foreign lists and
@@ -449,6 +429,10 @@ unsafe fn free_kind(ptr: *mut u8, kind: u8) {
             // SAFETY: forwarded contract.
             None => unsafe { free_on_fallback(ptr) },
         }
+    } else if kind == crate::region::CHUNK_REGION {
+        // SAFETY: another heap's region block (the caller checked ours);
+        // a region chunk has a live header whose owner never changes.
+        unsafe { HeapCore::free_other((*crate::region::Region::of(ptr)).owner, ptr) }
     } else {
         // SAFETY: this thread owns `h`; `kind` is `ptr`'s entry.
         unsafe { (*h).free_in(ptr, kind) }
@@ -464,7 +448,7 @@ unsafe fn free_kind(ptr: *mut u8, kind: u8) {
 /// `ptr` is a live block of the fallback heap.
 #[cold]
 #[inline(never)]
-unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::BadPointer> {
+unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::region::Bad> {
     with_fallback(|fb| match fb {
         // SAFETY: exclusive use of the fallback heap under its lock.
         Some(fb) => unsafe { fb.free(ptr) },
@@ -510,11 +494,11 @@ pub fn release_pages() {
     // SAFETY: exclusive use of a heap.
     with_heap(|h| unsafe { gc::run(h, gc::Release::All) }, ());
     heap::for_each_heap(|h, abandoned| {
-        if abandoned && h.ownership.try_adopt() {
-            // SAFETY: adopted just now; abandoned again right after.
+        if abandoned && h.ownership.try_borrow() {
+            // SAFETY: borrowed just now; given back right after.
             unsafe {
                 gc::run(h, gc::Release::All);
-                h.abandon();
+                h.give_back();
             }
         }
     });
@@ -526,43 +510,22 @@ pub fn release_pages() {
     });
 }
 
-/// Cheap check for slow paths: runs the idle decay (release everything after
-/// `decay_ms` of quiet) or the GC when its deadline passed; when one ran,
-/// it also runs the same check on heaps abandoned by exited threads.
+/// Runs this thread's slow-path check now: the idle decay of its heap, of
+/// the direct-map pool and of heaps exited threads abandoned, and the GC
+/// deadline, each if due. The allocator's own slow paths (and a check every
+/// few allocations) run it too, so a program need never call it.
 pub fn maybe_collect() {
     // SAFETY: the slot is null or this thread's live heap.
     if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
-        unsafe { collect_due(h) }
-    }
-}
-
-/// The collection deadline of this thread's heap `h`, and, whenever that ran
-/// a GC (so at most once per `decay_ms` per thread), of the heaps exited
-/// threads abandoned: nobody else runs their idle decay, and no new thread
-/// may ever come to adopt them, so the memory they hold (and the blocks
-/// other threads freed onto their foreign lists since) would stay resident.
-///
-/// # Safety
-/// This thread owns `h`.
-unsafe fn collect_due(h: &HeapCore) {
-    // SAFETY: forwarded ownership.
-    if unsafe { gc::maybe_collect(h) } {
-        heap::for_each_heap(|a, abandoned| {
-            if abandoned && a.ownership.try_adopt() {
-                // SAFETY: adopted just now (so quiet since its owner left or
-                // the last sweep), given back right after.
-                unsafe {
-                    gc::decay_abandoned(a);
-                    a.abandon();
-                }
-            }
-        });
+        unsafe { gc::maybe_collect(h) };
     }
 }
 
 /// A process-wide statistics snapshot.
 pub fn stats() -> Stats {
+    // Frees waiting on abandoned heaps' foreign lists are counted as freed.
+    gc::drain_abandoned();
     // SAFETY: the slot is null or this thread's live heap.
     if let Some(h) = unsafe { cur::get().as_ref() } {
         // SAFETY: this thread owns `h`.
@@ -608,9 +571,10 @@ mod tests {
     // SAFETY: the blocks are handed over whole to the freeing thread.
     unsafe impl Send for Blocks {}
 
-    /// `alloc_fast` serves a warm class without help, returns null exactly
-    /// on the due counts (every 4th call here), and `alloc_after_fast`
-    /// serves those calls; nothing is lost or handed out twice.
+    /// `alloc_fast` serves a warm class without help and returns null
+    /// exactly on the due counts (every 4th call here, with the period
+    /// pinned), and `alloc_after_fast` serves those calls; nothing is lost
+    /// or handed out twice.
     #[test]
     fn fast_path_defers_due_counts_to_the_slow_path() {
         std::thread::spawn(|| {
@@ -619,14 +583,17 @@ mod tests {
             assert!(!w.is_null());
             let h = cur::get();
             assert!(!h.is_null());
-            // SAFETY: this thread owns `h`; the count is read between calls.
-            let ticks = || unsafe { (*h).local().ticks };
+            // SAFETY: this thread owns `h`; the fields are read and set
+            // between calls.
+            let l = || unsafe { (*h).local() };
             let mut got = Vec::new();
             let (mut due, mut other_nulls) = (0, 0);
             for _ in 0..64 {
-                let is_due = ticks().wrapping_add(1) % 4 == 0;
-                let mut p = alloc_fast(48, 16, 4);
-                assert_eq!(ticks() % 4 == 0, is_due, "every call is counted");
+                // Pinned, so the slow-path check's adaptation does not move it.
+                l().tick_mask = 3;
+                let is_due = l().ticks.wrapping_add(1) % 4 == 0;
+                let mut p = alloc_fast(48, 16);
+                assert_eq!(l().ticks % 4 == 0, is_due, "every call is counted");
                 if is_due {
                     assert!(p.is_null(), "a due count goes to the slow path");
                     due += 1;
@@ -635,7 +602,7 @@ mod tests {
                     other_nulls += 1;
                 }
                 if p.is_null() {
-                    p = alloc_after_fast(48, 16, false, 4);
+                    p = alloc_after_fast(48, 16, false);
                 }
                 assert!(!p.is_null() && p.addr() % 16 == 0);
                 got.push(p);
@@ -650,31 +617,9 @@ mod tests {
                 // SAFETY: live blocks, each freed once.
                 unsafe { free(p) };
             }
-            // No heap on this thread any more: the fast path declines.
         })
         .join()
         .unwrap();
-    }
-
-    /// A tick period above 2^31 (up to `u32::MAX`, which a caller may pass
-    /// for "hardly ever") is capped at 2^31 calls: rounding it up to a power
-    /// of two overflowed and panicked inside the allocator in debug builds.
-    #[test]
-    fn tick_period_above_two_to_the_31_is_capped() {
-        assert_eq!(tick_mask(0), 0);
-        assert_eq!(tick_mask(1), 0);
-        assert_eq!(tick_mask(4000), 4095);
-        for every in [1 << 31, (1 << 31) + 1, u32::MAX] {
-            assert_eq!(tick_mask(every), (1 << 31) - 1, "every {every}");
-        }
-        let p = alloc_ticked(48, 16, false, u32::MAX);
-        let q = alloc_ticked(48, 16, true, u32::MAX);
-        let r = alloc_fast(48, 16, u32::MAX);
-        assert!(!p.is_null() && !q.is_null());
-        for b in [p, q, r] {
-            // SAFETY: live blocks (or null), each freed once.
-            unsafe { free(b) };
-        }
     }
 
     /// `free_if_owned` frees our blocks (they come back) and leaves memory

@@ -44,16 +44,60 @@ pub(crate) struct SlabMeta {
     /// Bin list links (slabs of one class with room).
     pub(crate) next: *mut SlabMeta,
     pub(crate) prev: *mut SlabMeta,
-    /// Objects never handed out start at index `bump`.
-    pub(crate) bump: u16,
+    /// Objects never handed out start at this byte offset into the slab
+    /// (a byte offset, so the allocation and the free check add and compare
+    /// without multiplying).
+    pub(crate) bump: u32,
     pub(crate) used: u16,
-    pub(crate) cap: u16,
     /// Class + 1; 0 when the slot is not a slab.
     pub(crate) class1: u8,
-    pub(crate) in_bin: bool,
-    /// Objects at index >= `bump` read as zero.
-    pub(crate) zero_tail: bool,
+    pub(crate) flags: SlabFlags,
+    /// The heap's clock (ms, wrapping) when `used` last dropped to 0.
+    pub(crate) empty_ms: u32,
+    /// `ceil(2^32 / class size)`: an offset `off` below 2^16 is a multiple
+    /// of the class size exactly when `off * magic < magic` (wrapping), the
+    /// free path's interior-pointer check, on the line it touches anyway.
+    pub(crate) magic: u32,
 }
+
+bitflags::bitflags! {
+    /// Where a slab is and what it holds.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct SlabFlags: u8 {
+        /// On its class's bin (it has room).
+        const IN_BIN = 1;
+        /// Objects at offsets >= `bump` read as zero.
+        const ZERO_TAIL = 2;
+        /// On the heap's list of empty slabs (then on no bin).
+        const PARKED = 4;
+    }
+}
+
+impl SlabMeta {
+    #[inline(always)]
+    pub(crate) fn in_bin(&self) -> bool {
+        self.flags.contains(SlabFlags::IN_BIN)
+    }
+
+    #[inline(always)]
+    pub(crate) fn zero_tail(&self) -> bool {
+        self.flags.contains(SlabFlags::ZERO_TAIL)
+    }
+
+    #[inline(always)]
+    pub(crate) fn parked(&self) -> bool {
+        self.flags.contains(SlabFlags::PARKED)
+    }
+
+    /// Whether `off` (a byte offset into the slab) is a multiple of its
+    /// class size.
+    #[inline(always)]
+    pub(crate) fn is_object_offset(&self, off: usize) -> bool {
+        (off as u32).wrapping_mul(self.magic) < self.magic
+    }
+}
+
+static_assertions::const_assert!(core::mem::size_of::<SlabMeta>() <= 40);
 
 /// The header at the start of every region.
 #[repr(C)]
@@ -64,6 +108,15 @@ pub(crate) struct Region {
     pub(crate) owner: *const HeapCore,
     pub(crate) next: *mut Region,
     pub(crate) pagemap: [u8; PAGES],
+    /// Class + 1 of each slab slot (0: not a slab), a copy of
+    /// `SlabMeta::class1` on a line of its own: threads that free into this
+    /// region without owning it read it, and the owner writes it only when a
+    /// slab is made or dissolved, not on the allocations and frees that
+    /// write the slab metadata.
+    pub(crate) classes: [u8; SLABS],
+    /// Each slab slot's [`SlabMeta::magic`] (0: not a slab), beside
+    /// `classes` for the same readers.
+    pub(crate) magics: [u32; SLABS],
     pub(crate) slabs: [SlabMeta; SLABS],
 }
 
@@ -122,23 +175,120 @@ pub(crate) enum Loc {
 pub enum BadPointer {
     /// The pointer is not in memory keel-heap manages.
     Foreign(usize),
-    /// The pointer is inside keel-heap memory but not at the start of a block.
-    Interior(usize),
+    /// The pointer is inside keel-heap memory but not at the start of a live
+    /// block. `block` and `size` are the live block it falls in, when there
+    /// is one (both 0 otherwise).
+    Interior {
+        /// The pointer.
+        addr: usize,
+        /// The start of the live block holding it, or 0.
+        block: usize,
+        /// That block's usable size, or 0.
+        size: usize,
+    },
     /// The block is already free (a double free).
     DoubleFree(usize),
 }
 
-impl core::fmt::Display for BadPointer {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            BadPointer::Foreign(p) => write!(f, "pointer {p:#x} was not allocated by keel-heap"),
-            BadPointer::Interior(p) => {
-                write!(f, "pointer {p:#x} is not the start of a keel-heap block")
-            }
-            BadPointer::DoubleFree(p) => write!(f, "double free of pointer {p:#x}"),
+/// What [`locate`] and the free paths report: a [`BadPointer`]'s kind and
+/// the pointer, two words, so the free paths return it in registers. The
+/// block around an interior pointer is worked out only when it is reported
+/// ([`Bad::describe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bad {
+    pub(crate) kind: BadKind,
+    pub(crate) ptr: *const u8,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BadKind {
+    Foreign,
+    Interior,
+    DoubleFree,
+}
+
+impl Bad {
+    #[inline]
+    pub(crate) fn foreign(ptr: *const u8) -> Self {
+        Bad {
+            kind: BadKind::Foreign,
+            ptr,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn interior(ptr: *const u8) -> Self {
+        Bad {
+            kind: BadKind::Interior,
+            ptr,
+        }
+    }
+
+    #[inline]
+    pub(crate) fn double_free(ptr: *const u8) -> Self {
+        Bad {
+            kind: BadKind::DoubleFree,
+            ptr,
+        }
+    }
+
+    /// The public error, with the live block around an interior pointer.
+    ///
+    /// # Safety
+    /// The memory `ptr` lies in is as it was when the error was found.
+    #[cold]
+    pub(crate) unsafe fn describe(self) -> BadPointer {
+        let addr = self.ptr.addr();
+        match self.kind {
+            BadKind::Foreign => BadPointer::Foreign(addr),
+            BadKind::DoubleFree => BadPointer::DoubleFree(addr),
+            // SAFETY: forwarded.
+            BadKind::Interior => unsafe { interior_detail(self.ptr) },
         }
     }
 }
+
+impl BadPointer {
+    /// The offending pointer's address.
+    ///
+    /// ```
+    /// assert_eq!(keel_heap::BadPointer::DoubleFree(0x40).addr(), 0x40);
+    /// ```
+    pub fn addr(&self) -> usize {
+        match *self {
+            BadPointer::Foreign(a) | BadPointer::DoubleFree(a) => a,
+            BadPointer::Interior { addr, .. } => addr,
+        }
+    }
+
+    /// An interior pointer with no live block known around it.
+    fn interior(addr: usize) -> Self {
+        BadPointer::Interior {
+            addr,
+            block: 0,
+            size: 0,
+        }
+    }
+}
+
+impl core::fmt::Display for BadPointer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            BadPointer::Foreign(p) => write!(f, "free of {p:#x}, which keel-heap did not allocate"),
+            BadPointer::Interior { addr, block, size } if block != 0 => write!(
+                f,
+                "invalid free of {addr:#x}, inside a {size}-byte block at {block:#x}"
+            ),
+            BadPointer::Interior { addr, .. } => write!(
+                f,
+                "invalid free of {addr:#x}, which is not the start of a keel-heap block"
+            ),
+            BadPointer::DoubleFree(p) => write!(f, "double free of {p:#x}"),
+        }
+    }
+}
+
+impl core::error::Error for BadPointer {}
 
 /// Locates a pointer from its address, reading only state that is stable
 /// while the block is live. Returns an error for pointers keel-heap did not
@@ -147,38 +297,36 @@ impl core::fmt::Display for BadPointer {
 /// # Safety
 /// If `ptr` is in a region or direct map, that memory is still mapped (true
 /// for every pointer keel-heap handed out and that is not unmapped yet).
-pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, BadPointer> {
+pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, Bad> {
     let addr = ptr.addr();
     match chunk_kind(addr) {
         CHUNK_REGION => {
             let r = Region::of(ptr);
             let off = addr & (REGION - 1);
             if off < PAGE {
-                return Err(BadPointer::Interior(addr));
+                return Err(Bad::interior(ptr));
             }
             let slot = off / SLAB;
-            // SAFETY: the chunk map says a live region starts at `r`; the
-            // class byte of a slot only changes when the whole slot is free.
-            let class1 = unsafe { (*r).slabs[slot].class1 };
-            if class1 != 0 {
-                let size = class_size(class1 as usize - 1);
-                if (off % SLAB) % size != 0 {
-                    return Err(BadPointer::Interior(addr));
+            // SAFETY: the chunk map says a live region starts at `r`; a
+            // slot's magic only changes when the whole slot is free.
+            let magic = unsafe { (*r).magics[slot] };
+            if magic != 0 {
+                if ((off % SLAB) as u32).wrapping_mul(magic) >= magic {
+                    return Err(Bad::interior(ptr));
                 }
                 return Ok(Loc::Small { r, slot });
-            }
-            if off % PAGE != 0 {
-                return Err(BadPointer::Interior(addr));
             }
             let page = off / PAGE;
             // SAFETY: as above; a live block's page-map byte is stable.
             let pm = unsafe { (*r).pagemap[page] };
+            if off % PAGE != 0 || pm & PM_KIND == PM_INTERIOR {
+                return Err(Bad::interior(ptr));
+            }
             match pm & PM_KIND {
                 PM_USED => Ok(Loc::Medium {
                     order: pm & PM_ORDER,
                 }),
-                PM_FREE | PM_CACHED => Err(BadPointer::DoubleFree(addr)),
-                _ => Err(BadPointer::Interior(addr)),
+                _ => Err(Bad::double_free(ptr)),
             }
         }
         CHUNK_DIRECT_HEAD => {
@@ -189,7 +337,7 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, BadPointer> {
             // chunk is none of its own and may be unmapped: a pointer to the
             // map's first page would read there.
             if addr % REGION == 0 && chunk_kind(addr.wrapping_sub(REGION)) != CHUNK_DIRECT_TAIL {
-                return Err(BadPointer::Interior(addr));
+                return Err(Bad::interior(ptr));
             }
             let h = crate::direct::header_of(ptr);
             // SAFETY: by the check above `h` lies in a mapped chunk of a
@@ -203,17 +351,137 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, BadPointer> {
                     && (*h).magic == crate::direct::MAGIC
                 {
                     if (*h).pooled {
-                        return Err(BadPointer::DoubleFree(addr));
+                        return Err(Bad::double_free(ptr));
                     }
                     Ok(Loc::Direct(h))
                 } else {
-                    Err(BadPointer::Interior(addr))
+                    Err(Bad::interior(ptr))
                 }
             }
         }
-        CHUNK_DIRECT_TAIL => Err(BadPointer::Interior(addr)),
-        _ => Err(BadPointer::Foreign(addr)),
+        CHUNK_DIRECT_TAIL => Err(Bad::interior(ptr)),
+        _ => Err(Bad::foreign(ptr)),
     }
+}
+
+/// The public error for an interior pointer: names the live block it falls
+/// in, when there is one.
+///
+/// # Safety
+/// `ptr` lies in keel-heap memory that is still mapped.
+#[cold]
+unsafe fn interior_detail(ptr: *const u8) -> BadPointer {
+    let addr = ptr.addr();
+    match chunk_kind(addr) {
+        CHUNK_REGION => {
+            let r = Region::of(ptr);
+            let off = addr & (REGION - 1);
+            if off >= PAGE {
+                // SAFETY: a live region's header.
+                let class1 = unsafe { (*r).classes[off / SLAB] };
+                if class1 != 0 {
+                    return small_interior(addr, class1 as usize - 1);
+                }
+                // SAFETY: as above.
+                return unsafe { medium_interior(r, addr) };
+            }
+            BadPointer::interior(addr)
+        }
+        // SAFETY: the chunk holds part of a live direct map.
+        CHUNK_DIRECT_HEAD | CHUNK_DIRECT_TAIL => unsafe { direct_interior(ptr) },
+        _ => BadPointer::interior(addr),
+    }
+}
+
+/// The interior-pointer error for `addr` inside a slab of class `c`: names
+/// the object it falls in (live or not: a slab cannot tell without its
+/// owner's lists).
+#[cold]
+fn small_interior(addr: usize, c: usize) -> BadPointer {
+    let size = class_size(c);
+    let base = addr & !(SLAB - 1);
+    BadPointer::Interior {
+        addr,
+        block: base + (addr - base) / size * size,
+        size,
+    }
+}
+
+/// The interior-pointer error for `addr` inside a page of region `r` that
+/// no block starts at: names the used block covering it, if one does.
+///
+/// # Safety
+/// `r` is a live region holding `addr`.
+#[cold]
+unsafe fn medium_interior(r: *mut Region, addr: usize) -> BadPointer {
+    let page = (addr & (REGION - 1)) / PAGE;
+    for k in 0..ORDERS {
+        let start = page & !((1 << k) - 1);
+        // SAFETY: a page index inside the region.
+        let pm = unsafe { (*r).pagemap[start] };
+        if pm & PM_KIND != PM_INTERIOR && (pm & PM_ORDER) as usize >= k {
+            if pm & PM_KIND == PM_USED && start + (1usize << (pm & PM_ORDER)) > page {
+                return BadPointer::Interior {
+                    addr,
+                    block: Region::page_ptr(r, start).addr(),
+                    size: PAGE << (pm & PM_ORDER),
+                };
+            }
+            break;
+        }
+    }
+    BadPointer::interior(addr)
+}
+
+/// The interior-pointer error for `addr` in a chunk of a direct map: names
+/// the map when `addr` falls inside its data. The data starts in the map's
+/// head chunk (found back from a tail chunk through the chunk map), at a
+/// page whose previous page holds the header.
+///
+/// # Safety
+/// `ptr`'s chunk is part of a live direct map.
+#[cold]
+unsafe fn direct_interior(ptr: *const u8) -> BadPointer {
+    let addr = ptr.addr();
+    let mut head = addr & !(REGION - 1);
+    while chunk_kind(head) == CHUNK_DIRECT_TAIL {
+        head = head.wrapping_sub(REGION);
+    }
+    if chunk_kind(head) == CHUNK_DIRECT_HEAD {
+        // Candidate data starts, from the page of `addr` (or the head
+        // chunk's last page) down to the chunk's start.
+        let top = if addr < head + REGION {
+            addr & !(PAGE - 1)
+        } else {
+            head + REGION - PAGE
+        };
+        let mut data = top;
+        loop {
+            // The header page is mapped: inside the head chunk, or the
+            // tail chunk before it.
+            let below = data == head && chunk_kind(head.wrapping_sub(REGION)) != CHUNK_DIRECT_TAIL;
+            if !below {
+                let h = crate::direct::header_of(ptr.with_addr(data));
+                // SAFETY: `h` lies in a mapped page of the map (see above).
+                let (magic, d, usable) = unsafe { ((*h).magic, (*h).data.addr(), (*h).usable) };
+                if magic == crate::direct::MAGIC && d == data {
+                    if addr > data && addr < data + usable {
+                        return BadPointer::Interior {
+                            addr,
+                            block: data,
+                            size: usable,
+                        };
+                    }
+                    break;
+                }
+            }
+            if data == head {
+                break;
+            }
+            data -= PAGE;
+        }
+    }
+    BadPointer::interior(addr)
 }
 
 /// Usable size of a located block.

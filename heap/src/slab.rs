@@ -7,7 +7,7 @@
 //! never-used space (which stays zero on a fresh slab, so zeroed allocations
 //! skip the memset there). A slab with room is on its class's bin list.
 
-use crate::region::{Region, SLAB, SlabMeta};
+use crate::region::{Region, SLAB, SlabFlags, SlabMeta};
 use crate::size_class::class_size;
 use core::ptr;
 
@@ -29,6 +29,9 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
     let slot = (base.addr() & (crate::REGION - 1)) / SLAB;
     // SAFETY: the region header is ours; the slot's metadata is unused.
     unsafe {
+        let magic = (u32::MAX / class_size(c) as u32).wrapping_add(1);
+        (*r).classes[slot] = c as u8 + 1;
+        (*r).magics[slot] = magic;
         let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
         m.write(SlabMeta {
             free: ptr::null_mut(),
@@ -36,10 +39,14 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
             prev: ptr::null_mut(),
             bump: 0,
             used: 0,
-            cap: (SLAB / class_size(c)) as u16,
             class1: c as u8 + 1,
-            in_bin: false,
-            zero_tail: zero,
+            flags: if zero {
+                SlabFlags::ZERO_TAIL
+            } else {
+                SlabFlags::empty()
+            },
+            empty_ms: 0,
+            magic,
         });
         m
     }
@@ -58,7 +65,7 @@ pub(crate) unsafe fn push_front(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
         if !(*head).is_null() {
             (**head).prev = m;
         }
-        (*m).in_bin = true;
+        (*m).flags.insert(SlabFlags::IN_BIN);
     }
     *head = m;
 }
@@ -79,7 +86,7 @@ pub(crate) unsafe fn pop_front(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
             (*n).prev = ptr::null_mut();
         }
         *head = n;
-        (*m).in_bin = false;
+        (*m).flags.remove(SlabFlags::IN_BIN);
         (*m).next = ptr::null_mut();
     }
 }
@@ -101,9 +108,55 @@ pub(crate) unsafe fn unlink(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
         } else {
             (*p).next = n;
         }
-        (*m).in_bin = false;
+        (*m).flags.remove(SlabFlags::IN_BIN);
         (*m).next = ptr::null_mut();
         (*m).prev = ptr::null_mut();
+    }
+}
+
+/// Unmakes slab `m` (its block goes back to the buddy lists).
+///
+/// # Safety
+/// `m` is an empty slab of the caller's heap on no list.
+#[inline]
+pub(crate) unsafe fn clear(m: *mut SlabMeta) {
+    let r = Region::of(m.cast());
+    let first = core::mem::offset_of!(Region, slabs);
+    let slot = (m.addr() - r.addr() - first) / core::mem::size_of::<SlabMeta>();
+    // SAFETY: the region header is ours.
+    unsafe {
+        (*m).class1 = 0;
+        (*r).classes[slot] = 0;
+        (*r).magics[slot] = 0;
+    }
+}
+
+/// Moves empty slab `m` from its bin to the heap's list of empty slabs
+/// (`*parked`), where any class can take it back or the decay release it.
+///
+/// # Safety
+/// `m` is on the bin headed by `*bin`, empty; the lists belong to the caller.
+#[inline]
+pub(crate) unsafe fn park(bin: &mut *mut SlabMeta, parked: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: forwarded; the links are reused for the parked list.
+    unsafe {
+        unlink(bin, m);
+        push_front(parked, m);
+        (*m).flags.remove(SlabFlags::IN_BIN);
+        (*m).flags.insert(SlabFlags::PARKED);
+    }
+}
+
+/// Takes slab `m` off the list of empty slabs.
+///
+/// # Safety
+/// `m` is on the list headed by `*parked`.
+#[inline]
+pub(crate) unsafe fn unpark(parked: &mut *mut SlabMeta, m: *mut SlabMeta) {
+    // SAFETY: forwarded.
+    unsafe {
+        unlink(parked, m);
+        (*m).flags.remove(SlabFlags::PARKED);
     }
 }
 
@@ -115,9 +168,7 @@ pub(crate) unsafe fn unlink(head: &mut *mut SlabMeta, m: *mut SlabMeta) {
 pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
     // SAFETY: walking our own slab's free list.
     unsafe {
-        let size = class_size((*m).class1 as usize - 1);
-        let idx = (p.addr() - base_of(m).addr()) / size;
-        if idx >= (*m).bump as usize {
+        if p.addr() - base_of(m).addr() >= (*m).bump as usize {
             return true;
         }
         let mut f = (*m).free;
@@ -128,5 +179,25 @@ pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
             f = f.cast::<*mut u8>().read();
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::size_class::{CLASSES, class_size};
+
+    /// The slab's 32-bit divisibility magic agrees with the remainder for
+    /// every offset inside a slab, in every class.
+    #[test]
+    fn slab_magic_matches_the_remainder() {
+        for c in 0..CLASSES {
+            let size = class_size(c);
+            let magic = (u32::MAX / size as u32).wrapping_add(1);
+            let step = if cfg!(miri) { 97 } else { 1 };
+            for off in (0..super::SLAB).step_by(step) {
+                let multiple = (off as u32).wrapping_mul(magic) < magic;
+                assert_eq!(multiple, off % size == 0, "class {c} offset {off}");
+            }
+        }
     }
 }

@@ -28,6 +28,9 @@ pub struct Stats {
     pub gc_passes: u64,
     /// GC calls that ran the page-release pass.
     pub release_passes: u64,
+    /// Idle-decay passes run (each releases what has stayed free for
+    /// `decay_ms`).
+    pub decay_passes: u64,
     /// Small allocations served from a slab that already had room.
     pub slab_hits: u64,
     /// Heaps in existence (owned or abandoned).
@@ -49,6 +52,7 @@ pub(crate) struct HeapCounters {
     pub(crate) foreign_frees: AtomicU64,
     pub(crate) gc_passes: AtomicU64,
     pub(crate) release_passes: AtomicU64,
+    pub(crate) decay_passes: AtomicU64,
     pub(crate) slab_hits: AtomicU64,
 }
 
@@ -88,6 +92,7 @@ impl HeapCounters {
             foreign_frees: self.foreign_frees.load(Ordering::Relaxed),
             gc_passes: self.gc_passes.load(Ordering::Relaxed),
             release_passes: self.release_passes.load(Ordering::Relaxed),
+            decay_passes: self.decay_passes.load(Ordering::Relaxed),
             slab_hits: self.slab_hits.load(Ordering::Relaxed),
             ..Stats::default()
         }
@@ -129,6 +134,7 @@ pub(crate) fn snapshot() -> Stats {
         s.foreign_frees += hs.foreign_frees;
         s.gc_passes += hs.gc_passes;
         s.release_passes += hs.release_passes;
+        s.decay_passes += hs.decay_passes;
         s.slab_hits += hs.slab_hits;
         s.released += hs.released;
         s.madvise_calls += hs.madvise_calls;

@@ -12,10 +12,22 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 
 /// Atomics for statics and counters that loom never models.
 pub(crate) mod plain {
-    pub(crate) use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
+    pub(crate) use core::sync::atomic::{
+        AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    };
 }
 
 use core::cell::UnsafeCell;
+
+/// One step of a bounded wait for another thread (a spin hint; loom's
+/// scheduler needs a yield instead).
+#[inline]
+pub(crate) fn spin_wait() {
+    #[cfg(keel_loom)]
+    loom::thread::yield_now();
+    #[cfg(not(keel_loom))]
+    core::hint::spin_loop();
+}
 
 /// A test-and-test-and-set spin lock: the global locks guard rare, short
 /// sections (heap registry, oversized pool, the shared fallback heap), and a

@@ -1,7 +1,7 @@
 //! The heap checker: walks a heap's regions, free lists, cache and slabs
 //! and checks the invariants stated in `buddy.rs` and `slab.rs`.
 
-use crate::buddy::FreeBlock;
+use crate::buddy::{F_RELEASED, FreeBlock};
 use crate::heap::HeapCore;
 use crate::region::{
     ORDERS, PAGES, PM_CACHED, PM_FREE, PM_INTERIOR, PM_KIND, PM_ORDER, PM_USED, Region, SLAB,
@@ -84,6 +84,14 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             for s in 0..SLABS {
                 let m = &raw mut (*r).slabs[s];
+                if (*r).classes[s] != (*m).class1
+                    || (*r).magics[s] != if (*m).class1 == 0 { 0 } else { (*m).magic }
+                {
+                    return fail(
+                        "slot's class copy disagrees with its slab",
+                        r.addr() + s * SLAB,
+                    );
+                }
                 if (*m).class1 == 0 {
                     continue;
                 }
@@ -95,36 +103,47 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     );
                 }
                 let c = (*m).class1 as usize - 1;
-                if c >= CLASSES || (*m).cap as usize != SLAB / class_size(c) {
-                    return fail("slab has a bad class or capacity", base.addr());
+                let cap = SLAB / class_size(c);
+                if c >= CLASSES
+                    || (*m).bump as usize % class_size(c) != 0
+                    || (*m).bump as usize > cap * class_size(c)
+                {
+                    return fail("slab has a bad class or bump offset", base.addr());
                 }
+                let bumped = (*m).bump as usize / class_size(c);
                 let mut nfree = 0usize;
                 let mut f = (*m).free;
                 while !f.is_null() {
                     let off = f.addr().wrapping_sub(base.addr());
-                    if off >= SLAB
-                        || off % class_size(c) != 0
-                        || off / class_size(c) >= (*m).bump as usize
-                    {
+                    if off >= SLAB || off % class_size(c) != 0 || off >= (*m).bump as usize {
                         return fail(
                             "slab free list points outside its handed-out objects",
                             f.addr(),
                         );
                     }
+                    if crate::heap::key_slot(f).read() != crate::free_key() {
+                        return fail(
+                            "free object lost its free mark (written after it was freed?)",
+                            f.addr(),
+                        );
+                    }
                     nfree += 1;
-                    if nfree > (*m).cap as usize {
+                    if nfree > cap {
                         return fail("slab free list has a cycle", base.addr());
                     }
                     f = f.cast::<*mut u8>().read();
                 }
-                if (*m).used as usize + nfree != (*m).bump as usize || (*m).bump > (*m).cap {
+                if (*m).used as usize + nfree != bumped {
                     return fail(
                         "slab counts disagree (used + free != handed out)",
                         base.addr(),
                     );
                 }
-                let room = !(*m).free.is_null() || (*m).bump < (*m).cap;
-                if room != (*m).in_bin {
+                if (*m).parked() && ((*m).used != 0 || (*m).in_bin()) {
+                    return fail("parked slab in use or on a bin", base.addr());
+                }
+                let room = !(*m).free.is_null() || bumped < cap;
+                if room != ((*m).in_bin() || (*m).parked()) {
                     return fail(
                         "slab with room not on its bin (or full slab on it)",
                         base.addr(),
@@ -137,11 +156,17 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             let mut n = 0usize;
             let mut prev: *mut FreeBlock = core::ptr::null_mut();
             let mut b = l.buddy.free[o];
+            let mut released = false;
             while !b.is_null() {
                 let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
                 if pm != PM_FREE | o as u8 || (*b).prev != prev {
                     return fail("free list node is not a free block of its order", b.addr());
                 }
+                let r = (*b).flags & F_RELEASED != 0;
+                if released && !r {
+                    return fail("resident free block behind a released one", b.addr());
+                }
+                released = r;
                 n += 1;
                 if n > want {
                     return fail("free list longer than the free blocks in regions", b.addr());
@@ -151,6 +176,9 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             if n != want {
                 return fail("free block missing from its free list", o);
+            }
+            if l.buddy.tail[o] != prev {
+                return fail("free list tail is not its last block", o);
             }
             let mut n = 0usize;
             let mut b = l.buddy.cache[o];
@@ -172,11 +200,23 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
         if free_bytes != l.buddy.free_bytes {
             return fail("free byte count disagrees with the free blocks", free_bytes);
         }
+        let mut m = l.parked;
+        let mut n = 0usize;
+        while !m.is_null() {
+            if !(*m).parked() || (*m).class1 == 0 {
+                return fail("empty-slab list holds a slab not parked", m.addr());
+            }
+            n += 1;
+            if n > 1 << 24 {
+                return fail("empty-slab list has a cycle", m.addr());
+            }
+            m = (*m).next;
+        }
         for c in 0..CLASSES {
             let mut m = l.bins[c];
             let mut n = 0usize;
             while !m.is_null() {
-                if !(*m).in_bin || (*m).class1 as usize != c + 1 {
+                if !(*m).in_bin() || (*m).class1 as usize != c + 1 {
                     return fail(
                         "bin holds a slab of another class or not marked in a bin",
                         m.addr(),

@@ -1,8 +1,8 @@
 //! The idle decay's sweep of heaps that exited threads abandoned releases
-//! their memory, and only theirs: the process-wide pool of direct maps is
-//! left to live threads' own GCs (it was released once per abandoned heap).
-//! One test in its own process (global options and pool); timing-driven, so
-//! not under Miri.
+//! their memory, and the process-wide pool of direct maps decays by age as
+//! well: a map pooled for longer than `decay_ms` loses its pages, one pooled
+//! just now keeps them. One test in its own process (global options and
+//! pool); timing-driven, so not under Miri.
 #![cfg(not(any(keel_loom, miri)))]
 
 use keel_heap::{MEDIUM_MAX, Options, configure, raw, stats};
@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 #[test]
-fn sweep_releases_abandoned_heaps_and_leaves_the_pool() {
+fn sweep_releases_abandoned_heaps_and_the_pool_by_age() {
     let decay = Duration::from_millis(50);
     configure(Options {
         decay_ms: decay.as_millis() as u64,
@@ -72,15 +72,27 @@ fn sweep_releases_abandoned_heaps_and_leaves_the_pool() {
         released >= (threads * 8 * MEDIUM_MAX / 2) as u64 / 2,
         "the sweep released only {released} bytes of the abandoned heaps"
     );
-    // The same map comes back from the pool with its bytes: not released.
+    // The same map comes back from the pool, its pages released by age.
     let again = raw::alloc(big_len, 8);
     assert_eq!(again.addr(), big, "the pooled map is reused");
     // SAFETY: a live block of `big_len` bytes.
     let kept = unsafe { *again.add(big_len / 2) };
-    assert_eq!(kept, 7, "the sweep released the direct-map pool's pages");
+    assert_eq!(kept, 0, "a map pooled for 3 decay periods kept its pages");
+    // Pooled again and taken back at once: young, so its pages stay.
+    // SAFETY: live, written, freed once; then a live block of `big_len` bytes.
+    unsafe {
+        again.write_bytes(9, big_len);
+        raw::free(again);
+    }
+    raw::maybe_collect();
+    let third = raw::alloc(big_len, 8);
+    assert_eq!(third.addr(), big, "the pooled map is reused");
+    // SAFETY: a live block of `big_len` bytes.
+    let kept = unsafe { *third.add(big_len / 2) };
+    assert_eq!(kept, 9, "a map pooled just now lost its pages");
     // SAFETY: live, freed once.
     unsafe {
-        raw::free(again);
+        raw::free(third);
         raw::free(mine);
     }
     configure(Options::default());

@@ -1,149 +1,296 @@
-//! Aggregates over a column: sum, min, max, min-max and count, each with an
-//! optional validity bitmap (bit `i % 64` of word `i / 64` set = row `i`
-//! valid; nulls are skipped; words past the rows are ignored).
+//! Aggregates over a column: sum, min, max, min-max and count. Each comes
+//! plain (every row, infallible) and `_masked`, over the rows a
+//! [`Mask`](crate::mask::Mask) counts: a validity bitmap (nulls skipped),
+//! a selection (a bitmap or a selection vector), or both; bits past the
+//! rows are ignored.
 //!
-//! * **Integer sums wrap.** `i32` sums into `i64` and `u32` into `u64`, so
-//!   they cannot overflow below 2^32 rows; `i64`/`u64` sums wrap in two's
-//!   complement, as Rust's `wrapping_add` (and arrow's `sum`) do. Wrapping
-//!   addition is associative, so every level returns the same value.
-//!   [`sum_checked`] reports overflow instead, in `i128`.
+//! * **Integer sums wrap.** Signed types sum into `i64` and unsigned ones
+//!   into `u64`, so the 8-, 16- and 32-bit ones cannot overflow below 2^32
+//!   rows; `i64`/`u64` sums wrap in two's complement, as Rust's
+//!   `wrapping_add` (and arrow's `sum`) do. Wrapping addition is
+//!   associative, so every level returns the same value. [`sum_checked`]
+//!   reports overflow instead, in `i128`.
 //! * **Float sums have one summation order at every level.** Accumulator
-//!   lane `i % L` (`L` = 32 for `f64`, 64 for `f32`; [`Element::SUM_LANES`])
-//!   adds the valid rows `i` in increasing order, starting from `-0.0`; the
-//!   lanes are then folded pairwise (`lane[j] += lane[j + w]` for
-//!   `w = L/2, L/4, .., 1`). Every level keeps this order, so results are
-//!   bit-identical across levels. Error bound (standard recursive-summation
-//!   analysis, `u` = unit roundoff, `k = ceil(n / L) + log2(L)`):
-//!   `|sum - exact| <= k·u / (1 - k·u) · Σ|x_i|`, checked in the tests against
-//!   a compensated (Neumaier) sum.
+//!   lane `i % L` (`L` = 32 for `f64`, 64 for `f32`;
+//!   [`Num::SUM_LANES`](crate::Num::SUM_LANES)) adds the counted rows `i` in
+//!   increasing order, starting from `-0.0`; the lanes are then folded
+//!   pairwise (`lane[j] += lane[j + w]` for `w = L/2, L/4, .., 1`). Every
+//!   level keeps this order, so results are bit-identical across levels. A
+//!   selection vector puts row `r` in lane `r % L`, in the order listed.
+//!   Error bound (standard recursive-summation analysis, `u` = unit
+//!   roundoff, `k = ceil(n / L) + log2(L)`):
+//!   `|sum - exact| <= k·u / (1 - k·u) · Σ|x_i|`, checked in the tests
+//!   against a compensated (Neumaier) sum. A sum of `-0.0`s is `-0.0`; the
+//!   sum of no rows is `+0.0`.
 //! * **Min/max order**: integers by value; floats by [`f64::total_cmp`]:
 //!   `-0.0 < +0.0`, a positive `NaN` is above `+inf` (so `max` returns it),
-//!   a negative `NaN` is below `-inf`. `None` when no row is valid.
+//!   a negative `NaN` is below `-inf`. `None` when no row counts.
 //!
 //! ```
 //! use keel_kernels::agg;
 //! let v = [3i32, -7, 12, 5];
+//! assert_eq!(agg::sum(&v), 13i64);
+//! assert_eq!(agg::min_max(&v), Some((-7, 12)));
 //! let valid = [0b1011u64]; // row 2 is null
-//! assert_eq!(agg::sum(&v, Some(&valid))?, 1i64);
-//! assert_eq!(agg::min_max(&v, Some(&valid))?, Some((-7, 5)));
-//! assert_eq!(agg::count(&v, Some(&valid))?, 3);
-//! assert_eq!(agg::max::<f64>(&[], None)?, None);
+//! assert_eq!(agg::sum_masked(&v, Some(&valid[..]))?, 1i64);
+//! assert_eq!(agg::min_max_masked(&v, Some(&valid[..]))?, Some((-7, 5)));
+//! assert_eq!(agg::count_masked(&v, Some(&valid[..]))?, 3);
+//! assert_eq!(agg::max::<f64>(&[]), None);
+//! assert_eq!(agg::sum::<f64>(&[]).to_bits(), 0.0f64.to_bits());
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::agg as sc;
 use crate::element::private::Token;
-use crate::{Element, Error, Kernels, check_bitmap};
+use crate::mask::{Mask, Resolved};
+use crate::{Element, Error, Kernels};
 
-/// Sum of the valid values at the current level (see the module docs for
-/// wrapping and float order). Errors if `validity` is too short.
-pub fn sum<T: Element>(values: &[T], validity: Option<&[u64]>) -> Result<T::Sum, Error> {
-    Kernels::current().sum(values, validity)
+/// Sum of every value at the current level (see the module docs for
+/// wrapping and float order).
+pub fn sum<T: Element>(values: &[T]) -> T::Sum {
+    Kernels::current().sum(values)
 }
 
-/// Integer sum that reports overflow: `Ok(None)` if the exact sum does not
-/// fit `T::Sum`. (Floats never overflow in this sense; they return `Some`.)
-pub fn sum_checked<T: Element>(
+/// Sum of the rows `mask` counts. Errors if a bitmap is too short or a
+/// selection vector names a row past the end.
+pub fn sum_masked<'a, T: Element>(
     values: &[T],
-    validity: Option<&[u64]>,
+    mask: impl Into<Mask<'a>>,
+) -> Result<T::Sum, Error> {
+    Kernels::current().sum_masked(values, mask)
+}
+
+/// Integer sum that reports overflow: `None` if the exact sum does not fit
+/// `T::Sum`. (Floats never overflow in this sense; they return `Some`.)
+pub fn sum_checked<T: Element>(values: &[T]) -> Option<T::Sum> {
+    Kernels::current().sum_checked(values)
+}
+
+/// [`sum_checked`] of the rows `mask` counts.
+pub fn sum_checked_masked<'a, T: Element>(
+    values: &[T],
+    mask: impl Into<Mask<'a>>,
 ) -> Result<Option<T::Sum>, Error> {
-    Kernels::current().sum_checked(values, validity)
+    Kernels::current().sum_checked_masked(values, mask)
 }
 
-/// Minimum of the valid values, `None` if there are none.
-pub fn min<T: Element>(values: &[T], validity: Option<&[u64]>) -> Result<Option<T>, Error> {
-    Kernels::current().min(values, validity)
+/// Minimum value, `None` for an empty column.
+pub fn min<T: Element>(values: &[T]) -> Option<T> {
+    Kernels::current().min(values)
 }
 
-/// Maximum of the valid values, `None` if there are none.
-pub fn max<T: Element>(values: &[T], validity: Option<&[u64]>) -> Result<Option<T>, Error> {
-    Kernels::current().max(values, validity)
-}
-
-/// `(min, max)` of the valid values in one pass, `None` if there are none.
-pub fn min_max<T: Element>(
+/// Minimum of the rows `mask` counts, `None` if there are none.
+pub fn min_masked<'a, T: Element>(
     values: &[T],
-    validity: Option<&[u64]>,
-) -> Result<Option<(T, T)>, Error> {
-    Kernels::current().min_max(values, validity)
+    mask: impl Into<Mask<'a>>,
+) -> Result<Option<T>, Error> {
+    Kernels::current().min_masked(values, mask)
 }
 
-/// Number of valid rows (`values.len()` without a bitmap).
-pub fn count<T: Element>(values: &[T], validity: Option<&[u64]>) -> Result<usize, Error> {
-    Kernels::current().count(values, validity)
+/// Maximum value, `None` for an empty column.
+pub fn max<T: Element>(values: &[T]) -> Option<T> {
+    Kernels::current().max(values)
+}
+
+/// Maximum of the rows `mask` counts, `None` if there are none.
+pub fn max_masked<'a, T: Element>(
+    values: &[T],
+    mask: impl Into<Mask<'a>>,
+) -> Result<Option<T>, Error> {
+    Kernels::current().max_masked(values, mask)
+}
+
+/// `(min, max)` in one pass, `None` for an empty column.
+pub fn min_max<T: Element>(values: &[T]) -> Option<(T, T)> {
+    Kernels::current().min_max(values)
+}
+
+/// `(min, max)` of the rows `mask` counts in one pass, `None` if there are
+/// none.
+pub fn min_max_masked<'a, T: Element>(
+    values: &[T],
+    mask: impl Into<Mask<'a>>,
+) -> Result<Option<(T, T)>, Error> {
+    Kernels::current().min_max_masked(values, mask)
+}
+
+/// Number of rows `mask` counts (`values.len()` for [`Mask::ALL`]).
+pub fn count_masked<'a, T: Element>(
+    values: &[T],
+    mask: impl Into<Mask<'a>>,
+) -> Result<usize, Error> {
+    Kernels::current().count_masked(values, mask)
 }
 
 impl Kernels {
     /// [`sum`] at this level.
-    pub fn sum<T: Element>(self, values: &[T], validity: Option<&[u64]>) -> Result<T::Sum, Error> {
-        check_bitmap("validity", values.len(), validity)?;
-        Ok(T::k_sum(Token(()), self, values, validity))
+    pub fn sum<T: Element>(self, values: &[T]) -> T::Sum {
+        self.sum_bits(values, RowMask::ALL)
+    }
+
+    /// [`sum_masked`] at this level.
+    pub fn sum_masked<'a, T: Element>(
+        self,
+        values: &[T],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<T::Sum, Error> {
+        Ok(match mask.into().resolve(values.len())? {
+            Resolved::Bits(m) => self.sum_bits(values, m),
+            Resolved::Rows(r, m) => {
+                let s = sc::sum_rows(values, r, m);
+                empty_sum_is_positive::<T>(s, || sc::count_rows(r, m))
+            }
+        })
     }
 
     /// [`sum_checked`] at this level.
-    pub fn sum_checked<T: Element>(
+    pub fn sum_checked<T: Element>(self, values: &[T]) -> Option<T::Sum> {
+        let s = T::k_sum_checked(Token(()), self, values, None, RowMask::ALL)?;
+        Some(empty_sum_is_positive::<T>(s, || values.len()))
+    }
+
+    /// [`sum_checked_masked`] at this level.
+    pub fn sum_checked_masked<'a, T: Element>(
         self,
         values: &[T],
-        validity: Option<&[u64]>,
+        mask: impl Into<Mask<'a>>,
     ) -> Result<Option<T::Sum>, Error> {
-        check_bitmap("validity", values.len(), validity)?;
-        Ok(T::k_sum_checked(Token(()), self, values, validity))
+        let (rows, m) = match mask.into().resolve(values.len())? {
+            Resolved::Bits(m) => (None, m),
+            Resolved::Rows(r, m) => (Some(r), m),
+        };
+        Ok(T::k_sum_checked(Token(()), self, values, rows, m).map(|s| {
+            empty_sum_is_positive::<T>(s, || match rows {
+                None => self.count_bits(m, values.len()),
+                Some(r) => sc::count_rows(r, m),
+            })
+        }))
     }
 
     /// [`min`] at this level.
-    pub fn min<T: Element>(
+    pub fn min<T: Element>(self, values: &[T]) -> Option<T> {
+        self.min_max_bits(1, values, RowMask::ALL).map(|r| r.0)
+    }
+
+    /// [`min_masked`] at this level.
+    pub fn min_masked<'a, T: Element>(
         self,
         values: &[T],
-        validity: Option<&[u64]>,
+        mask: impl Into<Mask<'a>>,
     ) -> Result<Option<T>, Error> {
-        Ok(self.min_max_mode(1, values, validity)?.map(|r| r.0))
+        Ok(self.min_max_mode(1, values, mask.into())?.map(|r| r.0))
     }
 
     /// [`max`] at this level.
-    pub fn max<T: Element>(
+    pub fn max<T: Element>(self, values: &[T]) -> Option<T> {
+        self.min_max_bits(2, values, RowMask::ALL).map(|r| r.1)
+    }
+
+    /// [`max_masked`] at this level.
+    pub fn max_masked<'a, T: Element>(
         self,
         values: &[T],
-        validity: Option<&[u64]>,
+        mask: impl Into<Mask<'a>>,
     ) -> Result<Option<T>, Error> {
-        Ok(self.min_max_mode(2, values, validity)?.map(|r| r.1))
+        Ok(self.min_max_mode(2, values, mask.into())?.map(|r| r.1))
     }
 
     /// [`min_max`] at this level.
-    pub fn min_max<T: Element>(
-        self,
-        values: &[T],
-        validity: Option<&[u64]>,
-    ) -> Result<Option<(T, T)>, Error> {
-        self.min_max_mode(3, values, validity)
+    pub fn min_max<T: Element>(self, values: &[T]) -> Option<(T, T)> {
+        self.min_max_bits(3, values, RowMask::ALL)
     }
 
-    /// [`count`] at this level.
-    pub fn count<T: Element>(self, values: &[T], validity: Option<&[u64]>) -> Result<usize, Error> {
-        check_bitmap("validity", values.len(), validity)?;
-        Ok(match validity {
-            None => values.len(),
-            Some(b) => self.popcount_unchecked(b, values.len()),
+    /// [`min_max_masked`] at this level.
+    pub fn min_max_masked<'a, T: Element>(
+        self,
+        values: &[T],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<Option<(T, T)>, Error> {
+        self.min_max_mode(3, values, mask.into())
+    }
+
+    /// [`count_masked`] at this level.
+    pub fn count_masked<'a, T: Element>(
+        self,
+        values: &[T],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<usize, Error> {
+        Ok(match mask.into().resolve(values.len())? {
+            Resolved::Bits(m) => self.count_bits(m, values.len()),
+            Resolved::Rows(r, m) => sc::count_rows(r, m),
         })
+    }
+
+    fn sum_bits<T: Element>(self, values: &[T], m: RowMask<'_>) -> T::Sum {
+        let s = T::k_sum(Token(()), self, values, m);
+        empty_sum_is_positive::<T>(s, || self.count_bits(m, values.len()))
     }
 
     fn min_max_mode<T: Element>(
         self,
         mode: u8,
         values: &[T],
-        validity: Option<&[u64]>,
+        mask: Mask<'_>,
     ) -> Result<Option<(T, T)>, Error> {
-        check_bitmap("validity", values.len(), validity)?;
-        let r = T::k_min_max(Token(()), self, mode, values, validity);
-        // The kernels return (GREATEST, LEAST) for lanes with no valid value.
-        // Only when the result equals that sentinel can the input be empty
-        // of valid rows; count then, never on the common path.
-        let sentinel = if mode & 1 != 0 {
-            r.0.same(T::GREATEST)
-        } else {
-            r.1.same(T::LEAST)
-        };
-        if sentinel && self.count(values, validity)? == 0 {
-            return Ok(None);
-        }
-        Ok(Some(r))
+        Ok(match mask.resolve(values.len())? {
+            Resolved::Bits(m) => self.min_max_bits(mode, values, m),
+            Resolved::Rows(r, m) => {
+                let res = match mode {
+                    1 => sc::min_max_rows::<1, T>(values, r, m),
+                    2 => sc::min_max_rows::<2, T>(values, r, m),
+                    _ => sc::min_max_rows::<3, T>(values, r, m),
+                };
+                unless_empty(mode, res, || sc::count_rows(r, m))
+            }
+        })
+    }
+
+    fn min_max_bits<T: Element>(self, mode: u8, values: &[T], m: RowMask<'_>) -> Option<(T, T)> {
+        let r = T::k_min_max(Token(()), self, mode, values, m);
+        unless_empty(mode, r, || self.count_bits(m, values.len()))
+    }
+
+    /// Rows among the first `rows` that `m` counts (the masks were checked
+    /// to cover them).
+    pub(crate) fn count_bits(self, m: RowMask<'_>, rows: usize) -> usize {
+        use crate::arch::scalar::bitmap as sb;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
+        crate::arch::dispatch!(
+            self.level(),
+            sb::count_mask,
+            a2::count_mask,
+            a5::count_mask,
+            (m, rows)
+        )
+    }
+}
+
+/// The kernels return (GREATEST, LEAST) for lanes with no counted value.
+/// Only when the result equals that sentinel can no row have counted; count
+/// then, never on the common path.
+fn unless_empty<T: Element>(mode: u8, r: (T, T), count: impl FnOnce() -> usize) -> Option<(T, T)> {
+    let sentinel = if mode & 1 != 0 {
+        r.0.same(T::GREATEST)
+    } else {
+        r.1.same(T::LEAST)
+    };
+    if sentinel && count() == 0 {
+        None
+    } else {
+        Some(r)
+    }
+}
+
+/// The lanes start from `-0.0`, so a float sum is `-0.0` exactly when every
+/// counted value was `-0.0` or none was: only then count, and give the sum of
+/// no rows as `+0.0`.
+#[inline]
+fn empty_sum_is_positive<T: Element>(s: T::Sum, count: impl FnOnce() -> usize) -> T::Sum {
+    if T::SUM_LANES > 1 && T::sum_same(s, T::SUM_ZERO) && count() == 0 {
+        T::EMPTY_SUM
+    } else {
+        s
     }
 }

@@ -42,16 +42,16 @@ impl Kernels {
         check_pair(dst, src)?;
         #[cfg(target_arch = "aarch64")]
         use crate::arch::aarch64::neon::bitmap as ne;
+        use crate::arch::dispatch;
         use crate::arch::scalar::bitmap as sc;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
-        use crate::element::dispatch;
         match op {
-            Op::And => dispatch!(self, sc::and, a2::and, a5::and, ne::and, (dst, src)),
-            Op::Or => dispatch!(self, sc::or, a2::or, a5::or, ne::or, (dst, src)),
+            Op::And => dispatch!(self.level(), sc::and, a2::and, a5::and, ne::and, (dst, src)),
+            Op::Or => dispatch!(self.level(), sc::or, a2::or, a5::or, ne::or, (dst, src)),
             Op::AndNot => {
                 dispatch!(
-                    self,
+                    self.level(),
                     sc::andnot,
                     a2::andnot,
                     a5::andnot,
@@ -88,8 +88,8 @@ impl Kernels {
         let w = &words[..full];
         #[cfg(target_arch = "aarch64")]
         use crate::arch::aarch64::neon::bitmap as ne;
-        let mut n = crate::element::dispatch!(
-            self,
+        let mut n = crate::arch::dispatch!(
+            self.level(),
             sc::popcount,
             a2::popcount,
             a5::popcount,
@@ -129,8 +129,8 @@ impl Kernels {
         use crate::arch::scalar::bitmap as sc;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
-        Ok(crate::element::dispatch!(
-            self,
+        Ok(crate::arch::dispatch!(
+            self.level(),
             sc::select,
             a2::select,
             a5::select,

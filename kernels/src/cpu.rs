@@ -47,19 +47,6 @@ impl Level {
         }
     }
 
-    /// Parses a name as `KEEL_KERNELS` spells it (case-insensitive).
-    ///
-    /// ```
-    /// use keel_kernels::cpu::Level;
-    /// assert_eq!(Level::parse("AVX2"), Some(Level::Avx2));
-    /// assert_eq!(Level::parse("sse9"), None);
-    /// ```
-    pub fn parse(s: &str) -> Option<Level> {
-        Level::ALL
-            .into_iter()
-            .find(|l| s.trim().eq_ignore_ascii_case(l.name()))
-    }
-
     const fn from_u8(v: u8) -> Option<Level> {
         match v {
             1 => Some(Level::Scalar),
@@ -68,6 +55,27 @@ impl Level {
             4 => Some(Level::Neon),
             _ => None,
         }
+    }
+}
+
+/// Parses a level's name as `KEEL_KERNELS` spells it (case-insensitive,
+/// surrounding blanks ignored).
+///
+/// ```
+/// use keel_kernels::cpu::Level;
+/// assert_eq!("AVX2".parse::<Level>(), Ok(Level::Avx2));
+/// assert!("sse9".parse::<Level>().is_err());
+/// ```
+impl core::str::FromStr for Level {
+    type Err = crate::Error;
+
+    fn from_str(s: &str) -> Result<Level, crate::Error> {
+        Level::ALL
+            .into_iter()
+            .find(|l| s.trim().eq_ignore_ascii_case(l.name()))
+            .ok_or(crate::Error::InvalidArgument {
+                what: "level: expected one of scalar, avx2, avx512, neon",
+            })
     }
 }
 
@@ -97,6 +105,75 @@ pub fn supported(level: Level) -> bool {
 static DETECTED: AtomicU8 = AtomicU8::new(0);
 /// 0 = no cap read yet; otherwise the effective level.
 static EFFECTIVE: AtomicU8 = AtomicU8::new(0);
+/// Where [`EFFECTIVE`] came from: a [`Source`] as `u8` (0 until set).
+static SOURCE: AtomicU8 = AtomicU8::new(0);
+
+/// Where the level in force came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Source {
+    /// The best level the CPU supports ([`detected`]).
+    Detected = 1,
+    /// The `KEEL_KERNELS` environment variable (clamped to what the CPU
+    /// supports).
+    Env = 2,
+    /// A call to [`set_max_level`].
+    SetMaxLevel = 3,
+}
+
+/// The dispatch settings in force and where they came from, as the pool
+/// reports its own (`keel_pool::Config`).
+///
+/// ```
+/// use keel_kernels::cpu;
+/// let c = cpu::config();
+/// assert_eq!(c.level, cpu::level());
+/// assert_eq!(c.detected, cpu::detected());
+/// // Unset or valid KEEL_KERNELS leaves no note.
+/// # #[cfg(feature = "std")]
+/// if std::env::var_os("KEEL_KERNELS").is_none() {
+///     assert!(c.notes.is_empty());
+/// }
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Config {
+    /// The level kernels dispatch to ([`level`]).
+    pub level: Level,
+    /// The best level the CPU supports ([`detected`]).
+    pub detected: Level,
+    /// Where `level` came from.
+    pub source: Source,
+    /// `KEEL_KERNELS` as read at start-up (`None` when unset).
+    #[cfg(feature = "std")]
+    pub env: Option<std::string::String>,
+    /// Settings that were ignored or adjusted, and why: an unknown
+    /// `KEEL_KERNELS` value, or one above what the CPU supports. Each is
+    /// also printed once on stderr, prefixed `keel-kernels: `.
+    #[cfg(feature = "std")]
+    pub notes: std::vec::Vec<std::string::String>,
+}
+
+/// The settings in force; reads `KEEL_KERNELS` first if nothing has yet.
+pub fn config() -> Config {
+    let level = level();
+    let source = match SOURCE.load(Ordering::Relaxed) {
+        2 => Source::Env,
+        3 => Source::SetMaxLevel,
+        _ => Source::Detected,
+    };
+    #[cfg(feature = "std")]
+    let env = env_reading();
+    Config {
+        level,
+        detected: detected(),
+        source,
+        #[cfg(feature = "std")]
+        env: env.raw.clone(),
+        #[cfg(feature = "std")]
+        notes: env.notes.clone(),
+    }
+}
 
 /// The best level the running CPU supports, detected once and cached.
 pub fn detected() -> Level {
@@ -123,12 +200,19 @@ pub fn level() -> Level {
 #[cold]
 fn init_effective() -> Level {
     let mut l = detected();
+    let mut source = Source::Detected;
     if let Some(cap) = env_cap() {
         l = clamp(cap, l);
+        source = Source::Env;
     }
     // A racing set_max_level wins: only store if still uninitialized.
     match EFFECTIVE.compare_exchange(0, l as u8, Ordering::Relaxed, Ordering::Relaxed) {
-        Ok(_) => l,
+        Ok(_) => {
+            // Only the winner of the store names its source; a racing
+            // set_max_level stored its own.
+            let _ = SOURCE.compare_exchange(0, source as u8, Ordering::Relaxed, Ordering::Relaxed);
+            l
+        }
         Err(v) => Level::from_u8(v).unwrap_or(Level::Scalar),
     }
 }
@@ -145,6 +229,7 @@ fn init_effective() -> Level {
 pub fn set_max_level(max: Level) -> Level {
     let l = clamp(max, detected());
     EFFECTIVE.store(l as u8, Ordering::Relaxed);
+    SOURCE.store(Source::SetMaxLevel as u8, Ordering::Relaxed);
     l
 }
 
@@ -157,12 +242,55 @@ pub fn clamp(want: Level, best: Level) -> Level {
     }
 }
 
+/// `KEEL_KERNELS` as read once, what it asks for, and what was said about it.
+#[cfg(feature = "std")]
+struct EnvReading {
+    raw: Option<std::string::String>,
+    cap: Option<Level>,
+    notes: std::vec::Vec<std::string::String>,
+}
+
+/// Reads `KEEL_KERNELS` once per process; the first reader prints its notes
+/// on stderr, so each is said exactly once.
+#[cfg(feature = "std")]
+fn env_reading() -> &'static EnvReading {
+    static READ: std::sync::OnceLock<EnvReading> = std::sync::OnceLock::new();
+    READ.get_or_init(|| {
+        let raw = std::env::var_os("KEEL_KERNELS").map(|v| v.to_string_lossy().into_owned());
+        let mut notes = std::vec::Vec::new();
+        let cap = match raw.as_deref() {
+            None => None,
+            Some(v) => match v.parse::<Level>() {
+                Ok(want) => {
+                    let got = clamp(want, detected());
+                    if got != want {
+                        notes.push(std::format!(
+                            "KEEL_KERNELS={v:?} asks for {want}, which this CPU does not support \
+                             (it supports up to {}): running {got}",
+                            detected()
+                        ));
+                    }
+                    Some(want)
+                }
+                Err(e) => {
+                    notes.push(std::format!(
+                        "KEEL_KERNELS={v:?} ignored: {e}; running {}",
+                        detected()
+                    ));
+                    None
+                }
+            },
+        };
+        for n in &notes {
+            std::eprintln!("keel-kernels: {n}");
+        }
+        EnvReading { raw, cap, notes }
+    })
+}
+
 #[cfg(feature = "std")]
 fn env_cap() -> Option<Level> {
-    extern crate std;
-    std::env::var("KEEL_KERNELS")
-        .ok()
-        .and_then(|v| Level::parse(&v))
+    env_reading().cap
 }
 
 #[cfg(not(feature = "std"))]
@@ -269,8 +397,9 @@ mod tests {
     #[test]
     fn parse_round_trips() {
         for l in Level::ALL {
-            assert_eq!(Level::parse(l.name()), Some(l));
+            assert_eq!(l.name().parse(), Ok(l));
+            assert_eq!(l.name().to_uppercase().parse(), Ok(l));
         }
-        assert_eq!(Level::parse(""), None);
+        assert!("".parse::<Level>().is_err());
     }
 }

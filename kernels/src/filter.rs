@@ -24,7 +24,10 @@
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::filter as sc;
 use crate::element::private::Token;
+use crate::mask::{Mask, Resolved};
 use crate::{Element, Error, Kernels, bitmap_words};
 
 /// A comparison against a constant.
@@ -70,25 +73,27 @@ impl<T: Element> Predicate<T> {
     /// every kernel must match.
     #[inline(always)]
     pub fn eval(&self, x: T) -> bool {
-        match *self {
-            Predicate::Cmp(op, c) => match op {
-                CmpOp::Eq => x == c,
-                CmpOp::Ne => x != c,
-                CmpOp::Lt => x < c,
-                CmpOp::Le => x <= c,
-                CmpOp::Gt => x > c,
-                CmpOp::Ge => x >= c,
-            },
-            Predicate::Between(lo, hi) => lo <= x && x <= hi,
-        }
+        let (op, c1, c2) = self.code();
+        crate::arch::scalar::filter::holds(op, c1, c2, x)
     }
 
-    /// `(op code, c1, c2)` for the leaves: 0..=5 follow [`CmpOp::ALL`],
-    /// 6 is between.
+    /// `(op code, c1, c2)` for the leaves (`arch::scalar::filter::{EQ, ..,
+    /// BETWEEN}`).
     pub(crate) fn code(&self) -> (u8, T, T) {
+        use crate::arch::scalar::filter as f;
         match *self {
-            Predicate::Cmp(op, c) => (op as u8, c, c),
-            Predicate::Between(lo, hi) => (6, lo, hi),
+            Predicate::Cmp(op, c) => {
+                let code = match op {
+                    CmpOp::Eq => f::EQ,
+                    CmpOp::Ne => f::NE,
+                    CmpOp::Lt => f::LT,
+                    CmpOp::Le => f::LE,
+                    CmpOp::Gt => f::GT,
+                    CmpOp::Ge => f::GE,
+                };
+                (code, c, c)
+            }
+            Predicate::Between(lo, hi) => (f::BETWEEN, lo, hi),
         }
     }
 }
@@ -109,6 +114,29 @@ pub fn filter_and<T: Element>(
     out: &mut [u64],
 ) -> Result<(), Error> {
     Kernels::current().filter_and(values, pred, out)
+}
+
+/// How many rows pass `pred` among those `mask` counts (valid and
+/// selected), in one pass that writes no bitmap: the same count as
+/// [`filter`] then an `and` with the mask and a popcount.
+///
+/// ```
+/// use keel_kernels::filter::{count_matching, CmpOp, Predicate};
+/// use keel_kernels::mask::{Bits, Selection};
+/// let v: Vec<u8> = (0..200).map(|i| (i % 7) as u8).collect();
+/// let lt3 = Predicate::Cmp(CmpOp::Lt, 3);
+/// assert_eq!(count_matching(&v, lt3, None)?, 87);
+/// let first_half = [!0u64, !0 >> 28, 0, 0]; // rows 0..100
+/// assert_eq!(count_matching(&v, lt3, Selection::Bitmap(Bits::new(&first_half)))?, 44);
+/// assert_eq!(count_matching(&v, lt3, Selection::Rows(&[0, 1, 2, 3]))?, 3);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+pub fn count_matching<'a, T: Element>(
+    values: &[T],
+    pred: Predicate<T>,
+    mask: impl Into<Mask<'a>>,
+) -> Result<usize, Error> {
+    Kernels::current().count_matching(values, pred, mask)
 }
 
 /// [`filter`] with `values[i] op c`.
@@ -132,6 +160,28 @@ impl Kernels {
         self.filter_impl(values, pred, out, false)
     }
 
+    /// [`compare`] at this level.
+    pub fn compare<T: Element>(
+        self,
+        values: &[T],
+        op: CmpOp,
+        c: T,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, Predicate::Cmp(op, c), out, false)
+    }
+
+    /// [`between`] at this level.
+    pub fn between<T: Element>(
+        self,
+        values: &[T],
+        lo: T,
+        hi: T,
+        out: &mut [u64],
+    ) -> Result<(), Error> {
+        self.filter_impl(values, Predicate::Between(lo, hi), out, false)
+    }
+
     /// [`filter_and`] at this level.
     pub fn filter_and<T: Element>(
         self,
@@ -151,7 +201,32 @@ impl Kernels {
     ) -> Result<(), Error> {
         crate::check_bitmap("output bitmap", values.len(), Some(out))?;
         let words = bitmap_words(values.len());
-        T::k_filter(Token(()), self, pred, values, &mut out[..words], and);
+        let sink = if and { sc::AND } else { sc::WRITE };
+        T::k_filter(
+            Token(()),
+            self,
+            pred,
+            values,
+            &mut out[..words],
+            sink,
+            RowMask::ALL,
+        );
         Ok(())
+    }
+
+    /// [`count_matching`] at this level.
+    pub fn count_matching<'a, T: Element>(
+        self,
+        values: &[T],
+        pred: Predicate<T>,
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<usize, Error> {
+        Ok(match mask.into().resolve(values.len())? {
+            Resolved::Bits(m) => T::k_filter(Token(()), self, pred, values, &mut [], sc::COUNT, m),
+            Resolved::Rows(rows, m) => rows
+                .iter()
+                .filter(|&&r| m.get(r as usize) && pred.eval(values[r as usize]))
+                .count(),
+        })
     }
 }

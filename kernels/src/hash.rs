@@ -42,45 +42,17 @@
 //! `mix`; it is scalar at every level (strings are short and of uneven
 //! length in analytical data, so lanes would idle).
 
+use crate::arch::dispatch;
 use crate::{Error, Kernels};
 
 /// The seed the one-argument conveniences use (the 64-bit golden ratio).
 pub const DEFAULT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
-pub(crate) const M1: u64 = 0x3C79_AC49_2BA7_B653;
-pub(crate) const M2: u64 = 0x1C69_B3F7_4AC4_AE35;
 /// Folded-multiply constant for byte strings (an odd constant from wyhash).
 const FOLD: u64 = 0xA076_1D64_78BD_642F;
 
-/// The bijective 64-bit finalizer (Moremur) under every hash here.
-///
-/// ```
-/// use keel_kernels::hash::mix;
-/// assert_ne!(mix(1), mix(2));
-/// assert_eq!(mix(0), 0); // a bijection that fixes zero; seeds move it
-/// ```
-#[inline]
-pub const fn mix(mut x: u64) -> u64 {
-    x ^= x >> 27;
-    x = x.wrapping_mul(M1);
-    x ^= x >> 33;
-    x = x.wrapping_mul(M2);
-    x ^= x >> 27;
-    x
-}
-
-/// Hashes one `u64` key with `seed`: `mix(key ^ seed)`.
-///
-/// ```
-/// use keel_kernels::hash::{hash_u64, DEFAULT_SEED};
-/// let h = hash_u64(42, DEFAULT_SEED);
-/// assert_eq!(h, hash_u64(42, DEFAULT_SEED)); // deterministic, no hidden state
-/// assert_ne!(h, hash_u64(43, DEFAULT_SEED));
-/// ```
-#[inline]
-pub const fn hash_u64(key: u64, seed: u64) -> u64 {
-    mix(key ^ seed)
-}
+use crate::arch::scalar::hash::{M1, M2};
+pub use crate::arch::scalar::hash::{hash_u64, mix};
 
 /// Hashes one `i64` key: the hash of its two's-complement bits.
 #[inline]
@@ -247,40 +219,33 @@ impl Kernels {
     pub(crate) fn hash_block(self, keys: &[u64], seed: u64, out: &mut [u64]) {
         let n = keys.len().min(out.len());
         let (keys, out) = (&keys[..n], &mut out[..n]);
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; the lengths are equal (sliced above).
-                unsafe { crate::arch::x86_64::avx2::hash::hash_u64_column(keys, seed, out) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hash::hash_u64_column(keys, seed, out) }
-            }
-            _ => crate::arch::scalar::hash::hash_u64_column(keys, seed, out),
-        }
+        use crate::arch::scalar::hash as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hash as a2, avx512::hash as a5};
+        // The lengths are equal (sliced above).
+        dispatch!(
+            self.level(),
+            sc::hash_u64_column,
+            a2::hash_u64_column,
+            a5::hash_u64_column,
+            (keys, seed, out)
+        )
     }
 
     /// [`combine_u64_column`](crate::hash::combine_u64_column) at this
     /// handle's level.
     pub fn combine_u64_column(self, keys: &[u64], acc: &mut [u64]) -> Result<(), Error> {
         check_len("combine_u64_column: acc", keys.len(), acc.len())?;
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; the lengths are equal (checked above).
-                unsafe { crate::arch::x86_64::avx2::hash::combine_u64_column(keys, acc) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hash::combine_u64_column(keys, acc) }
-            }
-            _ => crate::arch::scalar::hash::combine_u64_column(keys, acc),
-        }
+        use crate::arch::scalar::hash as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hash as a2, avx512::hash as a5};
+        dispatch!(
+            self.level(),
+            sc::combine_u64_column,
+            a2::combine_u64_column,
+            a5::combine_u64_column,
+            (keys, acc)
+        );
         Ok(())
     }
 }

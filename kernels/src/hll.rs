@@ -32,8 +32,14 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use crate::arch::dispatch;
 use crate::hash::{as_u64, hash_u64};
+use crate::mask::{Mask, Resolved};
 use crate::{Error, Kernels};
+
+/// Keys staged per hash of a masked add: 1024 keys, 8 KiB on the stack,
+/// four of the leaves' 256-key blocks.
+const STAGE: usize = 1024;
 
 /// Smallest supported precision.
 pub const MIN_PRECISION: u8 = 4;
@@ -183,12 +189,44 @@ impl HyperLogLog {
 
     /// Adds every key of a column, at the level in force.
     pub fn add_u64_column(&mut self, keys: &[u64]) {
-        Kernels::current().hll_add_u64(self, keys);
+        Kernels::current().hll_add_u64_column(self, keys);
     }
 
     /// Adds every key of an `i64` column, at the level in force.
     pub fn add_i64_column(&mut self, keys: &[i64]) {
-        Kernels::current().hll_add_u64(self, as_u64(keys));
+        Kernels::current().hll_add_i64_column(self, keys);
+    }
+
+    /// Adds the keys of the rows `mask` counts (valid and selected), at
+    /// the level in force: the selected keys are gathered a block at a time
+    /// into a small buffer the vector leaf hashes, with no selection vector
+    /// or gathered column in memory. Errors as the masked aggregates do.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// use keel_kernels::mask::{Bits, Selection};
+    /// let keys: Vec<u64> = (0..1000).map(|i| i % 100).collect();
+    /// let evens: Vec<u64> = vec![0x5555_5555_5555_5555; 16];
+    /// let mut h = HyperLogLog::new(14)?;
+    /// h.add_u64_column_masked(&keys, Selection::Bitmap(Bits::new(&evens)))?;
+    /// assert_eq!(h.count(), 50);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
+    pub fn add_u64_column_masked<'a>(
+        &mut self,
+        keys: &[u64],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        Kernels::current().hll_add_u64_column_masked(self, keys, mask)
+    }
+
+    /// [`HyperLogLog::add_u64_column_masked`] for `i64` keys.
+    pub fn add_i64_column_masked<'a>(
+        &mut self,
+        keys: &[i64],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        Kernels::current().hll_add_u64_column_masked(self, as_u64(keys), mask)
     }
 
     /// Adds a column of caller-computed hashes, at the level in force.
@@ -351,44 +389,109 @@ pub(crate) fn sqrt(x: f64) -> f64 {
 }
 
 impl Kernels {
+    /// [`HyperLogLog::add_i64_column`] at this handle's level.
+    pub fn hll_add_i64_column(self, sketch: &mut HyperLogLog, keys: &[i64]) {
+        self.hll_add_u64_column(sketch, as_u64(keys))
+    }
+
+    /// [`HyperLogLog::add_i64_column_masked`] at this handle's level.
+    pub fn hll_add_i64_column_masked<'a>(
+        self,
+        sketch: &mut HyperLogLog,
+        keys: &[i64],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        self.hll_add_u64_column_masked(sketch, as_u64(keys), mask)
+    }
+
+    /// [`HyperLogLog::add_u64_column_masked`] at this handle's level.
+    pub fn hll_add_u64_column_masked<'a>(
+        self,
+        sketch: &mut HyperLogLog,
+        keys: &[u64],
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        let n = keys.len();
+        // Selected keys are staged here and hashed a block at a time.
+        let mut buf = [0u64; STAGE];
+        let mut fill = 0;
+        let flush = |k: &[u64], sketch: &mut HyperLogLog| self.hll_add_u64_column(sketch, k);
+        match mask.into().resolve(n)? {
+            Resolved::Bits(m) if m.is_all() => self.hll_add_u64_column(sketch, keys),
+            Resolved::Bits(m) => {
+                for b in 0..n.div_ceil(64) {
+                    let rows = (n - b * 64).min(64);
+                    let mut w = m.word(b) & (!0u64 >> (64 - rows));
+                    if w == !0 {
+                        if fill + 64 > STAGE {
+                            flush(&buf[..fill], sketch);
+                            fill = 0;
+                        }
+                        buf[fill..fill + 64].copy_from_slice(&keys[b * 64..b * 64 + 64]);
+                        fill += 64;
+                        continue;
+                    }
+                    while w != 0 {
+                        if fill == STAGE {
+                            flush(&buf, sketch);
+                            fill = 0;
+                        }
+                        buf[fill] = keys[b * 64 + w.trailing_zeros() as usize];
+                        fill += 1;
+                        w &= w - 1;
+                    }
+                }
+                flush(&buf[..fill], sketch);
+            }
+            Resolved::Rows(rows, m) => {
+                for &r in rows {
+                    if m.get(r as usize) {
+                        if fill == STAGE {
+                            flush(&buf, sketch);
+                            fill = 0;
+                        }
+                        buf[fill] = keys[r as usize];
+                        fill += 1;
+                    }
+                }
+                flush(&buf[..fill], sketch);
+            }
+        }
+        Ok(())
+    }
+
     /// [`HyperLogLog::add_u64_column`] at this handle's level.
-    pub fn hll_add_u64(self, sketch: &mut HyperLogLog, keys: &[u64]) {
+    pub fn hll_add_u64_column(self, sketch: &mut HyperLogLog, keys: &[u64]) {
         let (p, seed) = (u32::from(sketch.p), sketch.seed);
         let regs = &mut sketch.registers[..];
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
-                unsafe { crate::arch::x86_64::avx2::hll::add_u64(regs, p, seed, keys) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::add_u64(regs, p, seed, keys) }
-            }
-            _ => crate::arch::scalar::hll::add_u64(regs, p, seed, keys),
-        }
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // A HyperLogLog always has 4 <= p <= 18 and 2^p registers.
+        dispatch!(
+            self.level(),
+            sc::add_u64,
+            a2::add_u64,
+            a5::add_u64,
+            (regs, p, seed, keys)
+        )
     }
 
     /// [`HyperLogLog::add_hashes`] at this handle's level.
     pub fn hll_add_hashes(self, sketch: &mut HyperLogLog, hashes: &[u64]) {
         let p = u32::from(sketch.p);
         let regs = &mut sketch.registers[..];
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; a HyperLogLog always has 4 <= p <= 18 and 2^p registers.
-                unsafe { crate::arch::x86_64::avx2::hll::add_hashes(regs, p, hashes) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::add_hashes(regs, p, hashes) }
-            }
-            _ => crate::arch::scalar::hll::add_hashes(regs, p, hashes),
-        }
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // As in hll_add_u64.
+        dispatch!(
+            self.level(),
+            sc::add_hashes,
+            a2::add_hashes,
+            a5::add_hashes,
+            (regs, p, hashes)
+        )
     }
 
     /// [`HyperLogLog::merge`] at this handle's level.
@@ -404,26 +507,20 @@ impl Kernels {
             });
         }
         let (d, s) = (&mut dst.registers[..], &src.registers[..]);
-        match self.level() {
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx2 => {
-                // SAFETY: a Kernels at Avx2 exists only if the CPU supports
-                // it; equal precisions mean equal register counts.
-                unsafe { crate::arch::x86_64::avx2::hll::merge(d, s) }
-            }
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            crate::cpu::Level::Avx512 => {
-                // SAFETY: as above, for AVX-512.
-                unsafe { crate::arch::x86_64::avx512::hll::merge(d, s) }
-            }
-            #[cfg(target_arch = "aarch64")]
-            crate::cpu::Level::Neon => {
-                // SAFETY: a Kernels at Neon exists only if the CPU supports
-                // it; equal precisions mean equal register counts.
-                unsafe { crate::arch::aarch64::neon::hll::merge(d, s) }
-            }
-            _ => crate::arch::scalar::hll::merge(d, s),
-        }
+        #[cfg(target_arch = "aarch64")]
+        use crate::arch::aarch64::neon::hll as ne;
+        use crate::arch::scalar::hll as sc;
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        use crate::arch::x86_64::{avx2::hll as a2, avx512::hll as a5};
+        // Equal precisions mean equal register counts.
+        dispatch!(
+            self.level(),
+            sc::merge,
+            a2::merge,
+            a5::merge,
+            ne::merge,
+            (d, s)
+        );
         Ok(())
     }
 }

@@ -35,10 +35,10 @@
 //! use keel_kernels::{agg, cpu::Level, Kernels};
 //!
 //! let v: Vec<i64> = (1..=1000).collect();
-//! assert_eq!(agg::sum(&v, None)?, 500_500);
+//! assert_eq!(agg::sum(&v), 500_500);
 //! // The same kernel pinned to the scalar level, always available:
 //! let k = Kernels::at(Level::Scalar).unwrap();
-//! assert_eq!(k.sum(&v, None)?, 500_500);
+//! assert_eq!(k.sum(&v), 500_500);
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 //!
@@ -59,21 +59,52 @@ pub mod cpu;
 pub(crate) mod arch;
 
 pub mod agg;
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod bitmap;
 mod element;
 pub mod filter;
 pub mod gather;
 #[cfg(feature = "alloc")]
 pub mod groupby;
+#[cfg(feature = "alloc")]
+pub mod grouped;
 pub mod hash;
 #[cfg(feature = "alloc")]
 pub mod hll;
+pub mod mask;
 pub mod partition;
 pub mod span;
 #[cfg(feature = "alloc")]
 pub mod zone;
 
-pub use element::Element;
+pub use element::{Element, Num};
+
+// Types an engine hands between worker threads (a `Kernels` per hand,
+// sketches and tables merged at the end, errors sent back) must stay
+// `Send + Sync`; a field that breaks it fails the build here.
+static_assertions::assert_impl_all!(Kernels: Send, Sync, Copy);
+static_assertions::assert_impl_all!(Error: Send, Sync, Copy);
+static_assertions::assert_impl_all!(cpu::Level: Send, Sync, Copy);
+static_assertions::assert_impl_all!(cpu::Config: Send, Sync);
+static_assertions::assert_impl_all!(filter::Predicate<f64>: Send, Sync, Copy);
+static_assertions::assert_impl_all!(mask::Mask<'static>: Send, Sync, Copy);
+static_assertions::assert_impl_all!(gather::Column<'static>: Send, Sync);
+static_assertions::assert_impl_all!(gather::ColumnMut<'static>: Send, Sync);
+static_assertions::assert_impl_all!(partition::Radix: Send, Sync, Copy);
+static_assertions::assert_impl_all!(span::SpanScan<i64>: Send, Sync);
+static_assertions::assert_impl_all!(span::Outcome: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(hll::HyperLogLog: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(groupby::CountTable: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(zone::ZoneMap<f64>: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(partition::Partitions: Send, Sync);
+#[cfg(feature = "alloc")]
+static_assertions::assert_impl_all!(grouped::GroupTable<f64>: Send, Sync);
+static_assertions::assert_impl_all!(mask::Selection<'static>: Send, Sync, Copy);
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
@@ -171,6 +202,49 @@ pub enum Error {
         /// Which parameter and what it must be.
         what: &'static str,
     },
+    /// An index (a gather index, a selection-vector row, a group key) is
+    /// not below the length it indexes.
+    OutOfRange {
+        /// What the index is.
+        what: &'static str,
+        /// Its position in its slice.
+        position: usize,
+        /// The index.
+        index: u64,
+        /// The length it had to be below.
+        len: usize,
+    },
+    /// An output column's length differs from the number of rows to write
+    /// (a gather: one per index).
+    OutputLength {
+        /// The output column (0 for a single column).
+        column: usize,
+        /// Rows to write.
+        expected: usize,
+        /// Its length.
+        actual: usize,
+    },
+    /// The input columns of a frame do not all have the same length.
+    ColumnLength {
+        /// The first column whose length differs from column 0's.
+        column: usize,
+        /// Its length.
+        len: usize,
+        /// Column 0's length.
+        expected: usize,
+    },
+    /// A frame has a different number of input and output columns.
+    ColumnCount {
+        /// Input columns.
+        columns: usize,
+        /// Output columns.
+        outs: usize,
+    },
+    /// A frame's output column has a different element type from its input.
+    ColumnType {
+        /// The column whose types differ.
+        column: usize,
+    },
 }
 
 impl core::fmt::Display for Error {
@@ -192,6 +266,39 @@ impl core::fmt::Display for Error {
                 actual,
             } => write!(f, "{what}: room for {actual}, need {needed}"),
             Error::InvalidArgument { what } => write!(f, "invalid argument: {what}"),
+            Error::OutOfRange {
+                what,
+                position,
+                index,
+                len,
+            } => write!(
+                f,
+                "{what} {index} at position {position} is out of range for length {len}"
+            ),
+            Error::OutputLength {
+                column,
+                expected,
+                actual,
+            } => write!(
+                f,
+                "output column {column} has length {actual}, expected {expected} (one per row written)"
+            ),
+            Error::ColumnLength {
+                column,
+                len,
+                expected,
+            } => write!(
+                f,
+                "frame column {column} has length {len}, column 0 has {expected}"
+            ),
+            Error::ColumnCount { columns, outs } => write!(
+                f,
+                "frame has {columns} input columns but {outs} output columns"
+            ),
+            Error::ColumnType { column } => write!(
+                f,
+                "frame column {column}: output element type differs from the input's"
+            ),
         }
     }
 }

@@ -54,7 +54,7 @@ macro_rules! span_key {
         }
     )*};
 }
-span_key!(i64, u64, i32, u32);
+span_key!(i64, u64, i32, u32, i16, u16, i8, u8);
 
 /// How a call to [`SpanScan::scan`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +151,7 @@ impl<T: SpanKey> SpanScan<T> {
                 });
             }
             let val = validity.map(|v| &v[b * CHECK_ROWS / 64..]);
-            let m = self.kernels.min_max(block, val)?;
+            let m = self.kernels.min_max_masked(block, val)?;
             self.fold(m);
             if self.exceeded() {
                 abort.store(true, Ordering::Relaxed);

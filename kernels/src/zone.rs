@@ -107,10 +107,10 @@ impl<T: Element> ZoneMap<T> {
         for (i, c) in values.chunks(chunk).enumerate() {
             // Chunks are multiples of 64 rows, so each starts on a word.
             let val = validity.map(|b| &b[i * chunk / 64..]);
-            let (mn, mx) = k.min_max(c, val)?.unwrap_or((T::GREATEST, T::LEAST));
+            let (mn, mx) = k.min_max_masked(c, val)?.unwrap_or((T::GREATEST, T::LEAST));
             z.mins.push(mn);
             z.maxs.push(mx);
-            z.valid.push(k.count(c, val)? as u32);
+            z.valid.push(k.count_masked(c, val)? as u32);
         }
         Ok(z)
     }

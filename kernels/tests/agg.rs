@@ -13,21 +13,21 @@ where
     let levels = simd_levels();
     let mut cases = 0u64;
     sweep::<T>(seed, |v, val, p, nulls| {
-        let want_sum = s.sum(v, val).unwrap();
-        let want = s.min_max(v, val).unwrap();
+        let want_sum = s.sum_masked(v, val).unwrap();
+        let want = s.min_max_masked(v, val).unwrap();
         // The scalar twin's min and max entry points are checked against a
         // naive loop in tests/naive.rs; here min_max's halves are the oracle.
         let (want_min, want_max) = (want.map(|m| m.0), want.map(|m| m.1));
-        let want_count = s.count(v, val).unwrap();
+        let want_count = s.count_masked(v, val).unwrap();
         for k in &levels {
             let ctx = || format!("{} {} len {} {p:?} {nulls:?}", k.level(), T::NAME, v.len());
-            let got = k.sum(v, val).unwrap();
+            let got = k.sum_masked(v, val).unwrap();
             assert!(
                 sum_same::<T>(got, want_sum),
                 "sum {}: {got:?} != {want_sum:?}",
                 ctx()
             );
-            let mm = k.min_max(v, val).unwrap();
+            let mm = k.min_max_masked(v, val).unwrap();
             assert!(
                 opt_same(mm.map(|m| m.0), want_min),
                 "min_max.0 {}: {mm:?} {want:?}",
@@ -38,19 +38,24 @@ where
                 "min_max.1 {}: {mm:?} {want:?}",
                 ctx()
             );
-            let mn = k.min(v, val).unwrap();
+            let mn = k.min_masked(v, val).unwrap();
             assert!(
                 opt_same(mn, want_min),
                 "min {}: {mn:?} != {want_min:?}",
                 ctx()
             );
-            let mx = k.max(v, val).unwrap();
+            let mx = k.max_masked(v, val).unwrap();
             assert!(
                 opt_same(mx, want_max),
                 "max {}: {mx:?} != {want_max:?}",
                 ctx()
             );
-            assert_eq!(k.count(v, val).unwrap(), want_count, "count {}", ctx());
+            assert_eq!(
+                k.count_masked(v, val).unwrap(),
+                want_count,
+                "count {}",
+                ctx()
+            );
         }
         cases += 1;
     });
@@ -96,11 +101,35 @@ fn f64_every_level_equals_scalar() {
 fn f32_every_level_equals_scalar() {
     check_type::<f32>(6);
 }
+#[test]
+fn i16_every_level_equals_scalar() {
+    check_type::<i16>(90);
+}
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
+fn u16_every_level_equals_scalar() {
+    check_type::<u16>(91);
+}
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
+fn i8_every_level_equals_scalar() {
+    check_type::<i8>(92);
+}
+#[test]
+fn u8_every_level_equals_scalar() {
+    check_type::<u8>(93);
+}
 
 #[test]
 fn short_validity_is_an_error() {
     let v = [1i64; 65];
-    let e = agg::sum(&v, Some(&[!0])).unwrap_err();
+    let e = agg::sum_masked(&v, Some(&[!0][..])).unwrap_err();
     assert!(
         matches!(
             e,
@@ -113,9 +142,9 @@ fn short_validity_is_an_error() {
         "{e}"
     );
     for k in Kernels::supported() {
-        assert!(k.min_max(&v, Some(&[!0])).is_err());
-        assert!(k.count(&v, Some(&[])).is_err());
-        assert!(k.sum_checked(&v, Some(&[])).is_err());
+        assert!(k.min_max_masked(&v, Some(&[!0][..])).is_err());
+        assert!(k.count_masked(&v, Some(&[][..])).is_err());
+        assert!(k.sum_checked_masked(&v, Some(&[][..])).is_err());
     }
 }
 
@@ -151,8 +180,65 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
             let want_i: i64 = (0..n).filter(|&i| on(i)).map(|i| i64::from(v[i])).sum();
             let want_u: u64 = (0..n).filter(|&i| on(i)).map(|i| u64::from(u[i])).sum();
             for k in Kernels::supported() {
-                assert_eq!(k.sum(&v, val).unwrap(), want_i, "i32 at {}", k.level());
-                assert_eq!(k.sum(&u, val).unwrap(), want_u, "u32 at {}", k.level());
+                assert_eq!(
+                    k.sum_masked(&v, val).unwrap(),
+                    want_i,
+                    "i32 at {}",
+                    k.level()
+                );
+                assert_eq!(
+                    k.sum_masked(&u, val).unwrap(),
+                    want_u,
+                    "u32 at {}",
+                    k.level()
+                );
+            }
+        }
+    }
+}
+
+/// The 16-bit sums flush their 32-bit lanes every 2^14 blocks (1 Mi rows):
+/// extremes over 3 Mi rows cross two flushes.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "3 Mi rows: too slow for Miri (there the leaves flush every 2 blocks)"
+)]
+fn sixteen_bit_sums_past_lane_flushes_are_exact() {
+    let n: usize = 3 * (1 << 20) + 77;
+    let valid: Vec<u64> = (0..n.div_ceil(64) as u64)
+        .map(|i| if i % 7 == 0 { 0 } else { !0 ^ (i * 0x3333) })
+        .collect();
+    let on = |val: Option<&[u64]>, i: usize| val.is_none_or(|b| b[i / 64] >> (i % 64) & 1 == 1);
+    for (lo, hi) in [
+        (i16::MIN, i16::MIN),
+        (i16::MAX, i16::MAX),
+        (i16::MIN, i16::MAX),
+    ] {
+        let v: Vec<i16> = (0..n).map(|i| if i % 2 == 0 { lo } else { hi }).collect();
+        let u: Vec<u16> = v.iter().map(|&x| x as u16).collect();
+        for val in [None, Some(&valid[..])] {
+            let want_i: i64 = (0..n)
+                .filter(|&i| on(val, i))
+                .map(|i| i64::from(v[i]))
+                .sum();
+            let want_u: u64 = (0..n)
+                .filter(|&i| on(val, i))
+                .map(|i| u64::from(u[i]))
+                .sum();
+            for k in Kernels::supported() {
+                assert_eq!(
+                    k.sum_masked(&v, val).unwrap(),
+                    want_i,
+                    "i16 at {}",
+                    k.level()
+                );
+                assert_eq!(
+                    k.sum_masked(&u, val).unwrap(),
+                    want_u,
+                    "u16 at {}",
+                    k.level()
+                );
             }
         }
     }
@@ -161,24 +247,41 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
 /// A float sum of `-0.0`s is `-0.0` at every level, with nulls anywhere: a
 /// leaf that feeds null lanes anything but `-0.0` (the exact additive
 /// identity) turns some lane, and so the sum, into `+0.0`. Random data
-/// rarely leaves a lane at zero, so this is checked on its own.
+/// rarely leaves a lane at zero, so this is checked on its own. The sum of
+/// no rows (empty, or every row null) is `+0.0`.
 #[test]
 fn float_sums_of_negative_zeros_stay_negative_zero_under_nulls() {
     let kinds: &[Nulls] = if cfg!(miri) {
-        &[Nulls::Random]
+        &[Nulls::Random, Nulls::AllNull]
     } else {
-        &[Nulls::Random, Nulls::Sparse, Nulls::AllValid]
+        &[
+            Nulls::Random,
+            Nulls::Sparse,
+            Nulls::AllValid,
+            Nulls::AllNull,
+        ]
     };
     for len in lens() {
         let v64 = vec![-0.0f64; len];
         let v32 = vec![-0.0f32; len];
         for &nulls in kinds {
             let val = validity(nulls, len, len as u64 ^ 0xD1);
+            let counted = (0..len)
+                .filter(|&i| val.as_ref().is_none_or(|b| b[i / 64] >> (i % 64) & 1 == 1))
+                .count();
+            let (w64, w32) = if counted == 0 {
+                (0.0f64, 0.0f32)
+            } else {
+                (-0.0, -0.0)
+            };
             for k in Kernels::supported() {
-                let (a, b) = (k.sum(&v64, val.as_deref()), k.sum(&v32, val.as_deref()));
+                let a = k.sum_masked(&v64, val.as_deref());
+                let b = k.sum_masked(&v32, val.as_deref());
                 let ctx = || format!("{} len {len} {nulls:?}", k.level());
-                assert_eq!(a.unwrap().to_bits(), (-0.0f64).to_bits(), "f64 {}", ctx());
-                assert_eq!(b.unwrap().to_bits(), (-0.0f32).to_bits(), "f32 {}", ctx());
+                assert_eq!(a.unwrap().to_bits(), w64.to_bits(), "f64 {}", ctx());
+                assert_eq!(b.unwrap().to_bits(), w32.to_bits(), "f32 {}", ctx());
+                let c = k.sum_checked_masked(&v64, val.as_deref()).unwrap().unwrap();
+                assert_eq!(c.to_bits(), w64.to_bits(), "checked f64 {}", ctx());
             }
         }
     }
@@ -202,4 +305,30 @@ fn miri_builds_with_simd_features_run_those_levels() {
         want,
         "a feature detection needs is missing from the build's features"
     );
+}
+
+/// Sums of 20 MiB columns (past every cache) at every level: the same bits
+/// as the scalar twin, masked or not.
+#[test]
+#[cfg_attr(miri, ignore = "20 MiB columns: too slow for Miri")]
+fn large_unmasked_sums_equal_the_scalar_twin() {
+    let n = (20 << 20) / 8 + 37;
+    let v: Vec<f64> = column(Pattern::Small, n, 9);
+    let i: Vec<i64> = column(Pattern::Any, n, 10);
+    let u: Vec<u64> = i.iter().map(|&x| x as u64).collect();
+    let s = Kernels::scalar();
+    for k in Kernels::supported() {
+        assert_eq!(
+            k.sum(&v).to_bits(),
+            s.sum(&v).to_bits(),
+            "f64 {}",
+            k.level()
+        );
+        let m = k
+            .sum_masked(&v, Some(&vec![!0u64; n.div_ceil(64)][..]))
+            .unwrap();
+        assert_eq!(m.to_bits(), s.sum(&v).to_bits(), "masked f64 {}", k.level());
+        assert_eq!(k.sum(&i), s.sum(&i), "i64 {}", k.level());
+        assert_eq!(k.sum(&u), s.sum(&u), "u64 {}", k.level());
+    }
 }

@@ -6,6 +6,7 @@
 mod common;
 use common::*;
 use keel_kernels::filter::{CmpOp, Predicate};
+use keel_kernels::mask::{Bits, Mask, Selection};
 use keel_kernels::{Error, Kernels, filter};
 
 fn preds<T: Gen>(v: &[T], r: &mut Rng) -> Vec<Predicate<T>> {
@@ -64,6 +65,34 @@ fn check_type<T: Gen>(seed: u64) {
                         s.filter_and(v, pred, &mut got).unwrap();
                         assert_eq!(got, want_and, "scalar and form is filter & init");
                     }
+                    // The fused count: rows passing, valid and selected (the
+                    // selection at bit offset 3), and through a selection
+                    // vector of every third row.
+                    let val = validity(Nulls::Random, len, r.next()).unwrap_or_default();
+                    let sel: Vec<u64> = (0..=words).map(|_| r.next()).collect();
+                    let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+                    let passing = |i: usize| bit(&want, i);
+                    let want_all = (0..len).filter(|&i| passing(i)).count();
+                    let want_masked = (0..len)
+                        .filter(|&i| passing(i) && bit(&val, i) && bit(&sel, i + 3))
+                        .count();
+                    let rows: Vec<u32> = (0..len as u32).step_by(3).collect();
+                    let want_rows = rows.iter().filter(|&&i| passing(i as usize)).count();
+                    let m = Mask::valid(Bits::new(&val))
+                        .select(Selection::Bitmap(Bits::with_offset(&sel, 3)));
+                    for k in std::iter::once(&s).chain(&levels) {
+                        let ctx = || {
+                            format!(
+                                "count {} {} {pred:?} len {len} off {off}",
+                                k.level(),
+                                T::NAME
+                            )
+                        };
+                        assert_eq!(k.count_matching(v, pred, None), Ok(want_all), "{}", ctx());
+                        assert_eq!(k.count_matching(v, pred, m), Ok(want_masked), "{}", ctx());
+                        let sr = Selection::Rows(&rows);
+                        assert_eq!(k.count_matching(v, pred, sr), Ok(want_rows), "{}", ctx());
+                    }
                     for k in &levels {
                         let mut got = init.clone();
                         k.filter(v, pred, &mut got).unwrap();
@@ -113,6 +142,30 @@ fn f64_every_level_equals_scalar() {
 #[test]
 fn f32_every_level_equals_scalar() {
     check_type::<f32>(16);
+}
+#[test]
+fn i16_every_level_equals_scalar() {
+    check_type::<i16>(190);
+}
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
+fn u16_every_level_equals_scalar() {
+    check_type::<u16>(191);
+}
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "Miri runs the i16 and u8 sweeps: the same leaf macros as u16 and i8"
+)]
+fn i8_every_level_equals_scalar() {
+    check_type::<i8>(192);
+}
+#[test]
+fn u8_every_level_equals_scalar() {
+    check_type::<u8>(193);
 }
 
 #[test]

@@ -2,9 +2,10 @@
 //! length 0..=300, random, sorted and edge indices, every element type and
 //! both index widths; out-of-range errors at every level; frames.
 
+use keel_kernels::Error;
 use keel_kernels::Kernels;
 use keel_kernels::cpu::{self, Level};
-use keel_kernels::gather::{Column, ColumnMut, GatherError, Index, Value};
+use keel_kernels::gather::{Column, ColumnMut, Index, Value};
 
 /// xorshift64*: deterministic, seeded per case so failures replay.
 struct Rng(u64);
@@ -196,7 +197,8 @@ fn check_out_of_range<T: Val, I: Ix>(seed: u64) {
             let err = k.gather(&src, &idx, &mut out);
             assert_eq!(
                 err,
-                Err(GatherError::OutOfRange {
+                Err(Error::OutOfRange {
+                    what: "gather index",
                     position,
                     index: bad,
                     len: src_len
@@ -213,7 +215,8 @@ fn check_out_of_range<T: Val, I: Ix>(seed: u64) {
             let mut outs = [ColumnMut::new(&mut frame_out)];
             assert_eq!(
                 k.gather_frame(&[Column::new(&src)], &idx, &mut outs),
-                Err(GatherError::OutOfRange {
+                Err(Error::OutOfRange {
+                    what: "gather index",
                     position,
                     index: bad,
                     len: src_len
@@ -280,7 +283,8 @@ fn out_of_range_in_a_later_block() {
             let bad = src_len as u64 + rng.below(50) as u64;
             idx[position] = bad as u32;
             let idx64: Vec<u64> = idx.iter().map(|&i| u64::from(i)).collect();
-            let want = Err(GatherError::OutOfRange {
+            let want = Err(Error::OutOfRange {
+                what: "gather index",
                 position,
                 index: bad,
                 len: src_len,
@@ -319,7 +323,8 @@ fn wide_indices_do_not_wrap() {
             let mut out = [0u32; 3];
             assert_eq!(
                 k.gather(&src, &idx, &mut out),
-                Err(GatherError::OutOfRange {
+                Err(Error::OutOfRange {
+                    what: "gather index",
                     position: 1,
                     index: bad,
                     len: 100
@@ -336,20 +341,20 @@ fn output_length_must_match() {
         let mut out = [0i64; 2];
         assert_eq!(
             k.gather(&src, &[0u32, 1, 2], &mut out),
-            Err(GatherError::OutputLength {
+            Err(Error::OutputLength {
                 column: 0,
-                indices: 3,
-                out: 2
+                expected: 3,
+                actual: 2
             })
         );
         // SAFETY: indices are in range; the length error is still reported.
         let r = unsafe { k.gather_unchecked(&src, &[0u32], &mut out) };
         assert_eq!(
             r,
-            Err(GatherError::OutputLength {
+            Err(Error::OutputLength {
                 column: 0,
-                indices: 1,
-                out: 2
+                expected: 1,
+                actual: 2
             })
         );
     }
@@ -365,7 +370,8 @@ fn empty_column() {
         let mut out = [0.0f64; 1];
         assert_eq!(
             k.gather(&src, &[0u32], &mut out),
-            Err(GatherError::OutOfRange {
+            Err(Error::OutOfRange {
+                what: "gather index",
                 position: 0,
                 index: 0,
                 len: 0
@@ -521,10 +527,10 @@ fn frame_shapes() {
             outs_data.iter_mut().map(|o| ColumnMut::new(o)).collect();
         assert_eq!(
             k.gather_frame(&cols, &idx, &mut outs),
-            Err(GatherError::OutputLength {
+            Err(Error::OutputLength {
                 column: 18,
-                indices: 3,
-                out: 2
+                expected: 3,
+                actual: 2
             })
         );
         drop(outs);
@@ -536,7 +542,7 @@ fn frame_shapes() {
         let mut o = [0u64; 3];
         assert_eq!(
             k.gather_frame(&cols[..2], &idx, &mut [ColumnMut::new(&mut o)]),
-            Err(GatherError::ColumnCount {
+            Err(Error::ColumnCount {
                 columns: 2,
                 outs: 1
             })
@@ -544,7 +550,7 @@ fn frame_shapes() {
         let mut wrong = [0i64; 3];
         assert_eq!(
             k.gather_frame(&cols[..1], &idx, &mut [ColumnMut::new(&mut wrong)]),
-            Err(GatherError::ColumnType { column: 0 })
+            Err(Error::ColumnType { column: 0 })
         );
         let short = [1u64, 2];
         let (mut o1, mut o2) = ([0u64; 3], [0u64; 3]);
@@ -554,7 +560,7 @@ fn frame_shapes() {
                 &idx,
                 &mut [ColumnMut::new(&mut o1), ColumnMut::new(&mut o2)]
             ),
-            Err(GatherError::FrameLength {
+            Err(Error::ColumnLength {
                 column: 1,
                 len: 2,
                 expected: 50
@@ -611,7 +617,8 @@ fn frame_writes_nothing_before_an_out_of_range_error() {
     let n = if cfg!(miri) { 600 } else { 5000 };
     let mut idx = vec![5u32; n];
     idx[n - 3] = 100;
-    let want = Err(GatherError::OutOfRange {
+    let want = Err(Error::OutOfRange {
+        what: "gather index",
         position: n - 3,
         index: 100,
         len: 100,
@@ -635,4 +642,70 @@ fn frame_writes_nothing_before_an_out_of_range_error() {
             }
         }
     }
+}
+
+/// `take` allocates what `gather` writes; `gather_masked` compacts the
+/// counted rows, as a naive loop does; both at every level, with errors.
+#[test]
+fn take_and_masked_gather_equal_naive() {
+    use keel_kernels::mask::{Bits, Mask, Selection};
+    let mut r = Rng::new(5);
+    let lens: Vec<usize> = if cfg!(miri) {
+        vec![0, 65]
+    } else {
+        vec![0, 1, 64, 65, 300, 5000]
+    };
+    for n in lens {
+        let src: Vec<i64> = (0..n as i64).map(|i| i * 7 - 3).collect();
+        let idx: Vec<u32> = (0..n).map(|_| r.below(n.max(1)) as u32).collect();
+        let valid: Vec<u64> = (0..n.div_ceil(64)).map(|_| r.next()).collect();
+        let sel: Vec<u64> = (0..=n.div_ceil(64)).map(|_| r.next() | r.next()).collect();
+        let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+        for k in Kernels::supported() {
+            if n > 0 {
+                let mut want = vec![0i64; n];
+                k.gather(&src, &idx, &mut want).unwrap();
+                assert_eq!(k.take(&src, &idx).unwrap(), want, "{}", k.level());
+                let f: Vec<f32> = src.iter().map(|&x| x as f32).collect();
+                let fw: Vec<f32> = idx.iter().map(|&i| f[i as usize]).collect();
+                assert_eq!(k.take(&f, &idx).unwrap(), fw);
+            }
+            let m = Mask::valid(Bits::new(&valid))
+                .select(Selection::Bitmap(Bits::with_offset(&sel, 3)));
+            let want: Vec<i64> = (0..n)
+                .filter(|&i| bit(&valid, i) && bit(&sel, i + 3))
+                .map(|i| src[i])
+                .collect();
+            let mut out = vec![0i64; n];
+            let got = k.gather_masked(&src, m, &mut out).unwrap();
+            assert_eq!(&out[..got], &want[..], "{} len {n}", k.level());
+            let m = Mask::valid(Bits::new(&valid)).select(Selection::Rows(&idx));
+            let want: Vec<i64> = idx
+                .iter()
+                .filter(|&&i| bit(&valid, i as usize))
+                .map(|&i| src[i as usize])
+                .collect();
+            let got = k.gather_masked(&src, m, &mut out).unwrap();
+            assert_eq!(&out[..got], &want[..]);
+            let got = k
+                .gather_masked(&src, Selection::Rows(&idx), &mut out)
+                .unwrap();
+            assert_eq!(got, n);
+            if n > 1 {
+                assert!(matches!(
+                    k.gather_masked(&src, Mask::ALL, &mut out[..n - 1]),
+                    Err(Error::OutputTooShort { .. })
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        keel_kernels::gather::take(&[1u8, 2], &[0u32, 2]),
+        Err(Error::OutOfRange {
+            what: "gather index",
+            position: 1,
+            index: 2,
+            len: 2
+        })
+    );
 }

@@ -57,8 +57,8 @@ fn batch_add_equals_scalar_at_every_length_and_offset() {
                 for len in 0..=MAX_LEN {
                     let mut want = HyperLogLog::with_seed(p, 0x5EED).unwrap();
                     let mut got = want.clone();
-                    scalar.hll_add_u64(&mut want, &keys[off..off + len]);
-                    k.hll_add_u64(&mut got, &keys[off..off + len]);
+                    scalar.hll_add_u64_column(&mut want, &keys[off..off + len]);
+                    k.hll_add_u64_column(&mut got, &keys[off..off + len]);
                     assert_eq!(got, want, "{} p {p} len {len} off {off}", k.level());
                     scalar.hll_add_hashes(&mut want, &hashes[off..off + len]);
                     k.hll_add_hashes(&mut got, &hashes[off..off + len]);
@@ -78,8 +78,8 @@ fn batch_add_equals_scalar_on_long_columns_at_every_precision() {
         for p in 4..=18u8 {
             let mut want = HyperLogLog::new(p).unwrap();
             let mut got = want.clone();
-            Kernels::scalar().hll_add_u64(&mut want, &keys);
-            k.hll_add_u64(&mut got, &keys);
+            Kernels::scalar().hll_add_u64_column(&mut want, &keys);
+            k.hll_add_u64_column(&mut got, &keys);
             assert_eq!(got, want, "{} p {p}", k.level());
             // The one-at-a-time path is the same function.
             let mut one = HyperLogLog::new(p).unwrap();
@@ -287,7 +287,7 @@ fn no_bias_bump_across_the_range_at_low_precision() {
     check_errors(8, 25_600, 40);
 }
 
-/// The full cardinalities of the issue at the default precision. Release
+/// The large cardinalities (1 M and 10 M keys) at the default precision. Release
 /// only: `cargo test --release -p keel-kernels --test hll -- --ignored`.
 #[test]
 #[ignore = "release-only: 10M-key sketches over many seeds"]
@@ -297,4 +297,63 @@ fn error_at_default_precision_1m_and_10m() {
     check_errors(14, 100_000, 100);
     check_errors(14, 1_000_000, 200);
     check_errors(14, 10_000_000, 50);
+}
+
+/// A masked add (validity, a selection bitmap at an offset, a selection
+/// vector) at every level gives the registers an add of exactly the counted
+/// keys gives.
+#[test]
+fn masked_add_equals_add_of_the_counted_keys() {
+    use keel_kernels::mask::{Bits, Mask, Selection};
+    let mut r = Rng(123);
+    let lens: Vec<usize> = if cfg!(miri) {
+        vec![0, 65, 300]
+    } else {
+        vec![0, 1, 63, 64, 65, 200, 1023, 1024, 1025, 5000]
+    };
+    for n in lens {
+        let keys: Vec<u64> = (0..n).map(|_| r.below(3000)).collect();
+        let valid: Vec<u64> = (0..n.div_ceil(64)).map(|_| r.next() | r.next()).collect();
+        let sel: Vec<u64> = (0..=n.div_ceil(64)).map(|_| r.next()).collect();
+        let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
+        let rows: Vec<u32> = (0..n as u32).rev().filter(|_| r.below(2) == 0).collect();
+        let masks = [
+            (
+                Mask::valid(Bits::new(&valid)),
+                (0..n).filter(|&i| bit(&valid, i)).collect::<Vec<_>>(),
+            ),
+            (
+                Mask::valid(Bits::new(&valid))
+                    .select(Selection::Bitmap(Bits::with_offset(&sel, 9))),
+                (0..n)
+                    .filter(|&i| bit(&valid, i) && bit(&sel, i + 9))
+                    .collect(),
+            ),
+            (
+                Mask::ALL.select(Selection::Rows(&rows)),
+                rows.iter().map(|&i| i as usize).collect(),
+            ),
+            (Mask::ALL, (0..n).collect()),
+        ];
+        for (mask, counted) in &masks {
+            let picked: Vec<u64> = counted.iter().map(|&i| keys[i]).collect();
+            let mut want = HyperLogLog::new(10).unwrap();
+            Kernels::scalar().hll_add_u64_column(&mut want, &picked);
+            for k in Kernels::supported() {
+                let mut got = HyperLogLog::new(10).unwrap();
+                k.hll_add_u64_column_masked(&mut got, &keys, *mask).unwrap();
+                assert_eq!(got, want, "{} len {n}", k.level());
+                let ik: Vec<i64> = keys.iter().map(|&x| x as i64).collect();
+                let mut got = HyperLogLog::new(10).unwrap();
+                k.hll_add_i64_column_masked(&mut got, &ik, *mask).unwrap();
+                assert_eq!(got, want, "{} i64 len {n}", k.level());
+            }
+        }
+    }
+    let mut h = HyperLogLog::new(10).unwrap();
+    assert!(h.add_u64_column_masked(&[1, 2, 3], Some(&[][..])).is_err());
+    assert!(
+        h.add_u64_column_masked(&[1, 2, 3], Selection::Rows(&[3]))
+            .is_err()
+    );
 }

@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use keel_kernels::{Element, Kernels, agg};
+use keel_kernels::{Element, Kernels, Num, agg};
 
 fn valid_rows<T: Copy>(v: &[T], val: Option<&[u64]>) -> Vec<T> {
     v.iter()
@@ -48,19 +48,19 @@ fn check_min_max_count<T: Gen>(seed: u64) {
                 let rows = valid_rows(&v, val);
                 let want = naive_min_max(&rows);
                 assert!(
-                    same_opt(s.min_max(&v, val).unwrap(), want),
+                    same_opt(s.min_max_masked(&v, val).unwrap(), want),
                     "{} {p:?} {nulls:?} {len}",
                     T::NAME
                 );
                 assert!(same_opt(
-                    s.min(&v, val).unwrap().map(|m| (m, m)),
+                    s.min_masked(&v, val).unwrap().map(|m| (m, m)),
                     want.map(|w| (w.0, w.0))
                 ));
                 assert!(same_opt(
-                    s.max(&v, val).unwrap().map(|m| (m, m)),
+                    s.max_masked(&v, val).unwrap().map(|m| (m, m)),
                     want.map(|w| (w.1, w.1))
                 ));
-                assert_eq!(s.count(&v, val).unwrap(), rows.len());
+                assert_eq!(s.count_masked(&v, val).unwrap(), rows.len());
             }
         }
     }
@@ -74,13 +74,17 @@ fn min_max_count_equal_naive() {
     check_min_max_count::<u32>(34);
     check_min_max_count::<f64>(35);
     check_min_max_count::<f32>(36);
+    check_min_max_count::<i16>(37);
+    check_min_max_count::<u16>(38);
+    check_min_max_count::<i8>(39);
+    check_min_max_count::<u8>(40);
 }
 
 #[test]
 fn float_order_is_total_order() {
     let v = [0.0f64, -0.0, f64::NAN, 1.0, f64::NEG_INFINITY, -f64::NAN];
     for k in Kernels::supported() {
-        let (mn, mx) = k.min_max(&v, None).unwrap().unwrap();
+        let (mn, mx) = k.min_max_masked(&v, None).unwrap().unwrap();
         assert!(
             mn.is_nan() && mn.is_sign_negative(),
             "{}: negative NaN is least",
@@ -91,7 +95,7 @@ fn float_order_is_total_order() {
             "{}: NaN is greatest",
             k.level()
         );
-        let (mn, mx) = k.min_max(&v[..2], None).unwrap().unwrap();
+        let (mn, mx) = k.min_max_masked(&v[..2], None).unwrap().unwrap();
         assert!(mn.to_bits() == (-0.0f64).to_bits() && mx.to_bits() == 0.0f64.to_bits());
     }
 }
@@ -109,11 +113,11 @@ macro_rules! int_sums {
                         let val = val.as_deref();
                         let exact: i128 = valid_rows(&v, val).iter().map(|&x| x as i128).sum();
                         for k in Kernels::supported() {
-                            let got = k.sum(&v, val).unwrap();
+                            let got = k.sum_masked(&v, val).unwrap();
                             // Wrapping: the exact sum modulo 2^64.
                             assert_eq!(got as i128 as u64, exact as u64, "{} {len}", k.level());
-                            let checked = k.sum_checked(&v, val).unwrap();
-                            let fits = <<$t as Element>::Sum>::try_from(exact).ok();
+                            let checked = k.sum_checked_masked(&v, val).unwrap();
+                            let fits = <<$t as Num>::Sum>::try_from(exact).ok();
                             assert_eq!(checked, fits, "{} {len}", k.level());
                         }
                     }
@@ -126,18 +130,22 @@ int_sums!(i64_sum_wraps_and_checked_reports, i64);
 int_sums!(u64_sum_wraps_and_checked_reports, u64);
 int_sums!(i32_sum_widens, i32);
 int_sums!(u32_sum_widens, u32);
+int_sums!(i16_sum_widens, i16);
+int_sums!(u16_sum_widens, u16);
+int_sums!(i8_sum_widens, i8);
+int_sums!(u8_sum_widens, u8);
 
 #[test]
 fn wrapping_is_documented_behaviour() {
-    assert_eq!(agg::sum(&[i64::MAX, 1], None).unwrap(), i64::MIN);
-    assert_eq!(agg::sum_checked(&[i64::MAX, 1], None).unwrap(), None);
-    assert_eq!(agg::sum(&[u64::MAX, 2], None).unwrap(), 1);
+    assert_eq!(agg::sum_masked(&[i64::MAX, 1], None).unwrap(), i64::MIN);
+    assert_eq!(agg::sum_checked_masked(&[i64::MAX, 1], None).unwrap(), None);
+    assert_eq!(agg::sum_masked(&[u64::MAX, 2], None).unwrap(), 1);
     assert_eq!(
-        agg::sum(&[i32::MAX, i32::MAX], None).unwrap(),
+        agg::sum_masked(&[i32::MAX, i32::MAX], None).unwrap(),
         2 * i32::MAX as i64
     );
     assert_eq!(
-        agg::sum_checked(&[i32::MIN; 3], None).unwrap(),
+        agg::sum_checked_masked(&[i32::MIN; 3], None).unwrap(),
         Some(3 * i32::MIN as i64)
     );
 }
@@ -164,7 +172,7 @@ macro_rules! float_bound {
         #[test]
         fn $name() {
             let u = <$t>::EPSILON as f64 / 2.0;
-            let lanes = <$t as Element>::SUM_LANES;
+            let lanes = <$t as Num>::SUM_LANES;
             let mut r = Rng(50);
             let lens: &[usize] = if cfg!(miri) {
                 &[0, 1, 100, 1000]
@@ -187,7 +195,7 @@ macro_rules! float_bound {
                     let kk = (len.div_ceil(lanes) + lanes.trailing_zeros() as usize) as f64;
                     let bound = kk * u / (1.0 - kk * u) * abs;
                     for k in Kernels::supported() {
-                        let got = k.sum(&v, None).unwrap() as f64;
+                        let got = k.sum_masked(&v, None).unwrap() as f64;
                         assert!(
                             (got - exact).abs() <= bound,
                             "{} len {len} mix {mix}: |{got} - {exact}| > {bound}",

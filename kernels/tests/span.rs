@@ -85,7 +85,7 @@ fn never_stops_within_budget() {
                     k.level()
                 );
                 assert!(!abort.load(Ordering::Relaxed));
-                assert_eq!(s.min_max(), k.min_max(&v, None).unwrap());
+                assert_eq!(s.min_max(), k.min_max_masked(&v, None).unwrap());
             }
         }
         // Full i64 range with the full budget.
@@ -165,7 +165,7 @@ fn merged_workers_equal_one_scan() {
     }
     assert_eq!(
         total.min_max(),
-        Kernels::scalar().min_max(&v, None).unwrap()
+        Kernels::scalar().min_max_masked(&v, None).unwrap()
     );
 }
 

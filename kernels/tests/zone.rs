@@ -69,17 +69,17 @@ fn check_type<T: Gen>(seed: u64) {
                 for i in 0..z.chunks() {
                     let c = &v[i * cr..(i * cr + cr).min(v.len())];
                     let cv = val.map(|b| &b[i * cr / 64..]);
-                    assert_eq!(z.valid_in(i), Some(s.count(c, cv).unwrap()));
-                    let mm = s.min_max(c, cv).unwrap();
+                    assert_eq!(z.valid_in(i), Some(s.count_masked(c, cv).unwrap()));
+                    let mm = s.min_max_masked(c, cv).unwrap();
                     assert_eq!(format!("{:?}", z.chunk_min_max(i)), format!("{mm:?}"));
                 }
                 assert_eq!(
                     format!("{:?}", z.min()),
-                    format!("{:?}", s.min(&v, val).unwrap())
+                    format!("{:?}", s.min_masked(&v, val).unwrap())
                 );
                 assert_eq!(
                     format!("{:?}", z.max()),
-                    format!("{:?}", s.max(&v, val).unwrap())
+                    format!("{:?}", s.max_masked(&v, val).unwrap())
                 );
                 for pred in preds(&v, &mut r) {
                     // Expected: pred && valid, from the plain scalar filter.
@@ -192,7 +192,7 @@ fn default_chunk_is_64_ki_and_bad_arguments_are_errors() {
         Err(Error::BitmapTooShort { .. })
     ));
     assert!(matches!(
-        z.filter(&v, Some(&[]), p, &mut out),
+        z.filter(&v, Some(&[][..]), p, &mut out),
         Err(Error::BitmapTooShort { .. })
     ));
     let st = z.filter(&v, None, p, &mut out).unwrap();

@@ -12,4 +12,4 @@ pub mod policy;
 pub mod report;
 
 #[path = "../src/exports.rs"]
-mod exports;
+pub(crate) mod exports;

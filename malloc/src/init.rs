@@ -96,7 +96,37 @@ extern "C" fn fork_child() {
 }
 
 extern "C" fn stats_at_exit() {
-    crate::report::print_stats();
+    crate::report::print_stats_at_exit();
+}
+
+/// Whether this copy of the library is the process's `malloc`. A program
+/// linked with the static library and run with the shared one preloaded
+/// holds two copies; only the one whose `malloc` the dynamic linker picked
+/// (the executable's) reports warnings and statistics.
+fn is_the_process_malloc() -> bool {
+    #[cfg(test)]
+    {
+        false
+    }
+    #[cfg(not(test))]
+    {
+        // Our own `malloc`'s address would be resolved through the dynamic
+        // linker too (to the winner), so compare the shared objects holding
+        // the process's `malloc` and a function that is not exported.
+        let object = |addr: *const libc::c_void| {
+            // SAFETY: dladdr only looks the address up and fills `info`, a
+            // plain C struct for which zero is a valid value.
+            unsafe {
+                let mut info: libc::Dl_info = core::mem::zeroed();
+                (libc::dladdr(addr, &mut info) != 0).then_some(info.dli_fbase.addr())
+            }
+        };
+        // SAFETY: dlsym with a NUL-terminated name; the constructor runs
+        // after libc has started.
+        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
+        let mine = object(is_the_process_malloc as *const libc::c_void);
+        found.is_null() || mine.is_none() || object(found) == mine
+    }
 }
 
 /// The library constructor: options, `fork` handlers, exit report.
@@ -108,6 +138,10 @@ extern "C" fn stats_at_exit() {
 /// first, so theirs may allocate in the child.
 extern "C" fn on_load() {
     ensure();
+    if !is_the_process_malloc() {
+        return;
+    }
+    crate::options::warn_bad_env();
     // SAFETY: the three handlers are `extern "C" fn()` that never unwind;
     // pthread_atfork only stores them.
     let rc =
@@ -116,6 +150,10 @@ extern "C" fn on_load() {
         crate::report::line("keel-malloc: pthread_atfork failed; fork from threads is unsafe\n");
     }
     if STATS_AT_EXIT.load(Ordering::Relaxed) {
+        // Programs close stderr before exit (`ls`, `cat` and other GNU
+        // tools do, in their own exit handlers, which run before ours): the
+        // statistics go to a duplicate taken now.
+        crate::report::keep_stderr();
         // SAFETY: `stats_at_exit` is an `extern "C" fn()` that never unwinds
         // and does not allocate.
         if unsafe { libc::atexit(stats_at_exit) } != 0 {

@@ -25,4 +25,4 @@ pub mod policy;
 pub mod report;
 
 #[cfg(not(test))]
-mod exports;
+pub(crate) mod exports;

@@ -3,14 +3,18 @@
 //! | variable | meaning | default |
 //! |---|---|---|
 //! | `KEEL_HEAP_PURGE_EVERY` | the page-release pass runs on one GC in N | keel-heap's (16) |
-//! | `KEEL_HEAP_DECAY_MS` | idle time after which free pages are released | keel-heap's |
+//! | `KEEL_HEAP_DECAY_MS` | time after which free memory is released | keel-heap's |
 //! | `KEEL_HEAP_POOL_MIB` | MiB of freed direct maps (blocks above the buddy range) kept for reuse | keel-heap's (256) |
 //! | `KEEL_HEAP_STATS` | `1`: print statistics to stderr at exit | off |
+//! | `KEEL_HEAP_STATS_FILE` | append the exit statistics to this file instead of stderr (implies `KEEL_HEAP_STATS=1`) | unset |
 //! | `KEEL_HEAP_CHECK` | `1`: run keel-heap's checker (validation, bad-free detection) | off |
 //!
 //! They are read with libc's `getenv`, which neither allocates nor needs
 //! Rust's runtime, because the first `malloc` can come before either is ready.
-//! A value that does not parse is ignored with one line on stderr.
+//! A value that does not parse is ignored, with one line on stderr from the
+//! library constructor (once per process: a command run through wrappers
+//! such as `env` or `timeout` prints it once in each process that loads the
+//! library).
 
 use crate::report::StackWriter;
 use core::ffi::CStr;
@@ -30,6 +34,8 @@ pub struct EnvOptions {
     pub stats: bool,
     /// `KEEL_HEAP_CHECK=1`: turn keel-heap's checker on.
     pub checker: bool,
+    /// `KEEL_HEAP_STATS_FILE` is set (its value is read again at exit).
+    pub stats_file: bool,
 }
 
 /// Why an option's value was rejected.
@@ -112,12 +118,21 @@ pub fn from_lookup<'a>(
     };
     o.stats = flag("KEEL_HEAP_STATS");
     o.checker = flag("KEEL_HEAP_CHECK");
+    o.stats_file = lookup("KEEL_HEAP_STATS_FILE").is_some_and(|v| !v.is_empty());
+    o.stats |= o.stats_file;
     o
 }
 
-/// Reads the options from the process environment with libc's `getenv`.
+/// Reads the options from the process environment with libc's `getenv`,
+/// silently (the constructor reports bad values: [`warn_bad_env`]).
 pub fn from_env() -> EnvOptions {
-    from_lookup(getenv, |name, value, err| {
+    from_lookup(getenv, |_, _, _| {})
+}
+
+/// Prints one line on stderr for each option in the environment whose value
+/// does not parse.
+pub fn warn_bad_env() {
+    let _ = from_lookup(getenv, |name, value, err| {
         let mut w = StackWriter::<256>::new();
         let shown = &value[..value.len().min(64)];
         let _ = writeln!(
@@ -127,11 +142,11 @@ pub fn from_env() -> EnvOptions {
             err.describe()
         );
         w.write_to_stderr();
-    })
+    });
 }
 
 /// One variable's bytes, if set. Names are the fixed ASCII names above.
-fn getenv(name: &str) -> Option<&'static [u8]> {
+pub(crate) fn getenv(name: &str) -> Option<&'static [u8]> {
     // A name longer than this buffer is a bug in this file, not input.
     let mut buf = [0u8; 64];
     let n = name.len().min(buf.len() - 1);
@@ -211,7 +226,8 @@ mod tests {
                 decay_ms: None,
                 pool_mib: Some(64),
                 stats: true,
-                checker: false
+                checker: false,
+                stats_file: false,
             }
         );
         let empty = from_lookup(|_| None, |n, _, _| panic!("warned for {n}"));

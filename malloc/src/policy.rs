@@ -19,18 +19,6 @@ pub const MIN_ALIGN: usize = 16;
 /// for them.
 pub const MAX_SIZE: usize = keel_heap::MAX_SIZE;
 
-/// Allocations at least this large check the heap's collection deadline
-/// first ([`raw::maybe_collect`]): they are slow paths anyway, and a program
-/// that never calls `gc()` must still return idle memory.
-pub const COLLECT_AT: usize = 256 << 10;
-
-/// About every this many calls a thread also checks the collection deadline,
-/// so a program that only makes small allocations still decays idle memory.
-/// The count lives in the thread's heap ([`raw::alloc_ticked`]); the check
-/// reads the clock, which once in thousands of calls costs nothing
-/// measurable.
-pub const COLLECT_EVERY: u32 = 4096;
-
 /// Why a request is refused before it reaches the heap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -133,13 +121,13 @@ fn refuse(r: Refusal) -> *mut u8 {
 /// Allocates `size` bytes aligned to `align` (a power of two), sets `ENOMEM`
 /// on failure. The fast path makes no call at all (keel-heap's
 /// [`raw::alloc_fast`], inlined): a small block of a slab with room. Start-up,
-/// zeroing, refills, the collection check, large sizes and failures are all
-/// in [`alloc_with_slow`], called only at the end, so the fast path keeps
-/// nothing live across a call and saves no registers.
+/// zeroing, refills, keel-heap's slow-path check (idle decay), large sizes
+/// and failures are all in [`alloc_with_slow`], called only at the end, so
+/// the fast path keeps nothing live across a call and saves no registers.
 #[inline(always)]
 fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if !zeroed && crate::init::ready() {
-        let p = raw::alloc_fast(size, align, COLLECT_EVERY);
+        let p = raw::alloc_fast(size, align);
         if !p.is_null() {
             return p;
         }
@@ -151,8 +139,8 @@ fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
 #[inline(never)]
 fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     crate::init::ensure();
-    if size < COLLECT_AT {
-        let p = raw::alloc_after_fast(size, align, zeroed, COLLECT_EVERY);
+    if size <= MAX_SIZE && align <= keel_heap::MAX_ALIGN {
+        let p = raw::alloc_after_fast(size, align, zeroed);
         if !p.is_null() {
             return p;
         }
@@ -160,33 +148,22 @@ fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     alloc_slow(size, align, zeroed)
 }
 
-/// Large requests and failures: refuses sizes beyond [`MAX_SIZE`] and
-/// alignments beyond keel-heap's [`MAX_ALIGN`](keel_heap::MAX_ALIGN), checks
-/// the collection deadline before mapping, and on failure asks the heap to
-/// release what it holds free and tries once more, so cached free memory
-/// never turns into a spurious out-of-memory.
+/// Failures: refuses sizes beyond [`MAX_SIZE`] and alignments beyond
+/// keel-heap's [`MAX_ALIGN`](keel_heap::MAX_ALIGN), and otherwise asks the
+/// heap to release what it holds free and tries once more, so cached free
+/// memory never turns into a spurious out-of-memory.
 #[cold]
 #[inline(never)]
 fn alloc_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     if size > MAX_SIZE || align > keel_heap::MAX_ALIGN {
         return refuse(Refusal::TooLarge);
     }
-    let get = || {
-        if zeroed {
-            raw::alloc_zeroed(size, align)
-        } else {
-            raw::alloc(size, align)
-        }
-    };
-    if size >= COLLECT_AT {
-        raw::maybe_collect();
-        let p = get();
-        if !p.is_null() {
-            return p;
-        }
-    }
     raw::release_pages();
-    let p = get();
+    let p = if zeroed {
+        raw::alloc_zeroed(size, align)
+    } else {
+        raw::alloc(size, align)
+    };
     if p.is_null() {
         return refuse(Refusal::TooLarge);
     }
@@ -264,9 +241,6 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
     if !ours(p) {
         crate::report::foreign_pointer("realloc", p);
         return refuse(Refusal::TooLarge);
-    }
-    if size >= COLLECT_AT {
-        raw::maybe_collect();
     }
     // SAFETY: `p` is a live keel-heap block (checked above) and MIN_ALIGN is a
     // power of two; on failure keel-heap leaves `p` valid.

@@ -2,6 +2,7 @@
 //! `core::fmt` and written with one `write(2)`.
 
 use core::fmt::{self, Write as _};
+use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 
 /// A `core::fmt::Write` sink over a stack buffer; output past `N` bytes is
 /// cut off (and marked with `...`), never allocated.
@@ -29,10 +30,15 @@ impl<const N: usize> StackWriter<N> {
     /// Writes the buffer to stderr (file descriptor 2) in one call where the
     /// kernel allows, retrying on partial writes.
     pub fn write_to_stderr(&self) {
+        self.write_to(2);
+    }
+
+    /// Writes the buffer to file descriptor `fd`, as [`write_to_stderr`](Self::write_to_stderr).
+    pub fn write_to(&self, fd: i32) {
         let mut rest = self.as_bytes();
         while !rest.is_empty() {
             // SAFETY: `rest` is a valid initialized byte slice.
-            let n = unsafe { libc::write(2, rest.as_ptr().cast(), rest.len()) };
+            let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
             if n <= 0 {
                 return; // stderr closed or broken: nothing useful to do
             }
@@ -111,6 +117,7 @@ pub fn format_stats<W: fmt::Write>(w: &mut W, s: &keel_heap::Stats) -> fmt::Resu
         ("foreign frees", s.foreign_frees),
         ("gc passes", s.gc_passes),
         ("release passes", s.release_passes),
+        ("decay passes", s.decay_passes),
         ("slab hits", s.slab_hits),
         ("heaps", s.heaps),
         ("abandoned heaps", s.abandoned),
@@ -127,6 +134,65 @@ pub fn print_stats() {
     let mut w = StackWriter::<2048>::new();
     let _ = format_stats(&mut w, &s);
     w.write_to_stderr();
+}
+
+/// The duplicate of stderr taken at start-up ([`keep_stderr`]) and the file
+/// it refers to (device, inode), or -1.
+static KEPT_FD: AtomicI32 = AtomicI32::new(-1);
+static KEPT_ID: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+/// The (device, inode) of an open descriptor.
+fn identity(fd: i32) -> Option<(u64, u64)> {
+    // SAFETY: fstat writes into the struct we own; a zeroed `stat` is a
+    // valid value of the plain C struct.
+    unsafe {
+        let mut st: libc::stat = core::mem::zeroed();
+        (libc::fstat(fd, &mut st) == 0).then_some((st.st_dev as u64, st.st_ino as u64))
+    }
+}
+
+/// Takes a duplicate of stderr (close-on-exec, above the low descriptors)
+/// for the exit statistics: a program may close fd 2 before its exit
+/// handlers end.
+pub fn keep_stderr() {
+    // SAFETY: fcntl on fd 2 has no memory effects; a failure returns -1.
+    let fd = unsafe { libc::fcntl(2, libc::F_DUPFD_CLOEXEC, 10) };
+    if let Some((dev, ino)) = (fd >= 0).then(|| identity(fd)).flatten() {
+        KEPT_ID[0].store(dev, Ordering::Relaxed);
+        KEPT_ID[1].store(ino, Ordering::Relaxed);
+        KEPT_FD.store(fd, Ordering::Relaxed);
+    }
+}
+
+/// The exit report: to `KEEL_HEAP_STATS_FILE` (appended) when set, else to
+/// the duplicate of stderr taken at start-up if it still refers to the same
+/// file (the program may have closed it and reused the number), else to
+/// fd 2. Never allocates.
+pub fn print_stats_at_exit() {
+    let s = keel_heap::raw::stats();
+    let mut w = StackWriter::<2048>::new();
+    let _ = format_stats(&mut w, &s);
+    if let Some(path) = crate::options::getenv("KEEL_HEAP_STATS_FILE") {
+        let mut name = [0u8; 4096];
+        if !path.is_empty() && path.len() < name.len() {
+            name[..path.len()].copy_from_slice(path);
+            let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC;
+            // SAFETY: `name` is NUL-terminated (zero beyond the path).
+            let fd = unsafe { libc::open(name.as_ptr().cast(), flags, 0o644) };
+            if fd >= 0 {
+                w.write_to(fd);
+                // SAFETY: our own descriptor, opened just now.
+                unsafe { libc::close(fd) };
+                return;
+            }
+        }
+        line("keel-malloc: cannot open KEEL_HEAP_STATS_FILE; statistics on stderr\n");
+    }
+    let fd = KEPT_FD.load(Ordering::Relaxed);
+    let same = identity(fd).is_some_and(|(dev, ino)| {
+        dev == KEPT_ID[0].load(Ordering::Relaxed) && ino == KEPT_ID[1].load(Ordering::Relaxed)
+    });
+    w.write_to(if fd >= 0 && same { fd } else { 2 });
 }
 
 #[cfg(test)]
@@ -156,6 +222,7 @@ mod tests {
             foreign_frees: 12,
             gc_passes: 7,
             release_passes: 1,
+            decay_passes: 5,
             slab_hits: 99,
             heaps: 3,
             abandoned: 1,
@@ -170,6 +237,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("foreign frees                  12"), "{text}");
-        assert_eq!(text.lines().count(), 13);
+        assert_eq!(text.lines().count(), 14);
     }
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{Run, assert_success, compile, run};
+use std::path::Path;
 
 #[test]
 fn stats_printed_at_exit() {
@@ -50,22 +51,95 @@ fn malformed_option_warns_and_is_ignored() {
     );
     assert_success("memalign.c with a malformed option", &out);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("ignoring KEEL_HEAP_PURGE_EVERY=often: not a decimal number"),
+    assert_eq!(
+        stderr
+            .matches("keel-malloc: ignoring KEEL_HEAP_PURGE_EVERY=often: not a decimal number")
+            .count(),
+        1,
         "{stderr:?}"
     );
     assert!(!stderr.contains("KEEL_HEAP_DECAY_MS"), "{stderr:?}");
 }
 
+/// Freed memory comes back by age while the program keeps allocating small
+/// blocks without pause (the heap is never quiet), and while it allocates
+/// one block a millisecond (too few calls for a fixed count of allocations
+/// between checks to come round).
 #[test]
 fn idle_memory_returns_without_gc_calls() {
-    let out = common::check_program(
-        "idle.c",
+    for mode in ["busy", "sparse"] {
+        let out = common::check_program(
+            "idle.c",
+            &[mode],
+            &[
+                ("KEEL_HEAP_DECAY_MS", "100"),
+                ("KEEL_HEAP_PURGE_EVERY", "16"),
+            ],
+        );
+        println!("{out}");
+        assert!(out.contains("idle: ok"), "{mode}: {out}");
+    }
+}
+
+/// `KEEL_HEAP_STATS=1` in a program that closes stderr from its own exit
+/// handler (as `ls` and `cat` do): the statistics still reach stderr, through
+/// a duplicate taken at start-up (they were lost: `write(2) = EBADF`).
+#[test]
+fn stats_survive_a_program_closing_stderr() {
+    let exe = compile("closestd.c");
+    let out = run(
+        &exe,
         &[],
-        &[
-            ("KEEL_HEAP_DECAY_MS", "100"),
-            ("KEEL_HEAP_PURGE_EVERY", "16"),
-        ],
+        &Run {
+            preload: true,
+            env: &[("KEEL_HEAP_STATS", "1")],
+            dir: None,
+        },
     );
-    assert!(out.contains("idle: ok"), "{out}");
+    assert_success("closestd.c with KEEL_HEAP_STATS=1", &out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("keel-malloc statistics"), "{stderr:?}");
+    // And `ls`, the program the report came from.
+    let ls = run(
+        Path::new("/bin/ls"),
+        &["/"],
+        &Run {
+            preload: true,
+            env: &[("KEEL_HEAP_STATS", "1")],
+            dir: None,
+        },
+    );
+    assert_success("ls with KEEL_HEAP_STATS=1", &ls);
+    let stderr = String::from_utf8_lossy(&ls.stderr);
+    assert!(stderr.contains("keel-malloc statistics"), "ls: {stderr:?}");
+}
+
+/// `KEEL_HEAP_STATS_FILE=path` appends the statistics to that file (one
+/// report per process) and leaves stderr alone.
+#[test]
+fn stats_file_gets_the_report() {
+    let exe = compile("closestd.c");
+    let path =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("stats-{}.txt", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    for _ in 0..2 {
+        let out = run(
+            &exe,
+            &[],
+            &Run {
+                preload: true,
+                env: &[("KEEL_HEAP_STATS_FILE", path.to_str().unwrap())],
+                dir: None,
+            },
+        );
+        assert_success("closestd.c with KEEL_HEAP_STATS_FILE", &out);
+        assert!(
+            out.stderr.is_empty(),
+            "{:?}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.matches("keel-malloc statistics").count(), 2, "{text}");
+    let _ = std::fs::remove_file(&path);
 }

@@ -26,10 +26,34 @@ fn check_static(file: &str, ok: &str) {
         line == format!("allocator: {}", exe.display()),
         "malloc not linked in from the archive: {line}"
     );
-    // The constructor ran: it read (and rejected) the option.
+    // The constructor ran: it read (and rejected) the option, once.
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("keel-malloc: ignoring KEEL_HEAP_DECAY_MS=soon"),
+    assert_eq!(
+        stderr
+            .matches("keel-malloc: ignoring KEEL_HEAP_DECAY_MS=soon")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    // Linked in and preloaded as well: two copies of the library in one
+    // process, and still one warning (the preloaded copy is not the
+    // process's malloc and stays silent).
+    let both = run(
+        &exe,
+        &[],
+        &Run {
+            preload: true,
+            env: &[("KEEL_HEAP_DECAY_MS", "soon")],
+            dir: None,
+        },
+    );
+    assert_success(&format!("{file} linked statically and preloaded"), &both);
+    let stderr = String::from_utf8_lossy(&both.stderr);
+    assert_eq!(
+        stderr
+            .matches("keel-malloc: ignoring KEEL_HEAP_DECAY_MS=soon")
+            .count(),
+        1,
         "{stderr}"
     );
 }

@@ -30,14 +30,14 @@ pub enum Binding {
 
 /// The group a core belongs to for `Spread`: its NUMA node, else its package.
 fn group(core: &Core) -> usize {
-    core.numa_node.unwrap_or(core.package)
+    core.numa_node.unwrap_or(core.package.unwrap_or(0))
 }
 
 /// The places (one per physical core: the core's usable CPUs) in the order
 /// workers take them under `mode`; empty for `Binding::None` or no cores.
 pub fn places(cores: &[Core], mode: Binding) -> Vec<CpuSet> {
     let mut sorted: Vec<&Core> = cores.iter().filter(|c| !c.cpus.is_empty()).collect();
-    sorted.sort_by_key(|c| (group(c), c.package, c.cpus.first()));
+    sorted.sort_by_key(|c| (group(c), c.package.unwrap_or(0), c.cpus.first()));
     match mode {
         Binding::None => Vec::new(),
         Binding::Close => sorted.into_iter().map(|c| c.cpus.clone()).collect(),
@@ -176,7 +176,7 @@ mod tests {
     fn two_nodes() -> Vec<Core> {
         let core = |cpus: &[usize], node| Core {
             cpus: set(cpus),
-            package: node,
+            package: Some(node),
             numa_node: Some(node),
             kind: None,
         };
@@ -211,7 +211,7 @@ mod tests {
         let mut cores = two_nodes();
         cores.push(Core {
             cpus: set(&[8]),
-            package: 0,
+            package: Some(0),
             numa_node: Some(0),
             kind: None,
         });
@@ -228,7 +228,7 @@ mod tests {
             .iter()
             .map(|&(cpu, pkg)| Core {
                 cpus: set(&[cpu]),
-                package: pkg,
+                package: Some(pkg),
                 numa_node: None,
                 kind: None,
             })

@@ -109,7 +109,10 @@ impl Raw {
                 cpus.iter().for_each(|c| claimed.insert(c));
                 let first = cpus.first()?;
                 Some(Core {
-                    package: find(packages.iter().map(|p| &p.cpus), first).unwrap_or(0),
+                    // The package holding the whole core: sibling masks
+                    // that conflict can split a core over two packages,
+                    // and then none holds it.
+                    package: packages.iter().position(|p| cpus.is_subset(&p.cpus)),
                     numa_node: find(numa_nodes.iter().map(|n| &n.cpus), first),
                     kind: find(core_kinds.iter().map(|k| &k.cpus), first),
                     cpus,
@@ -194,7 +197,7 @@ mod tests {
         let t = raw.finish().unwrap();
         assert_eq!(t.usable_cpus().to_string(), "2-5");
         assert_eq!(t.cores().len(), 2);
-        assert_eq!(t.cores()[1].package, 1);
+        assert_eq!(t.cores()[1].package, Some(1));
         assert_eq!(t.cores()[0].numa_node, Some(0));
         assert_eq!(t.numa_nodes().len(), 1);
         assert_eq!(t.numa_nodes()[0].os_index, 1);

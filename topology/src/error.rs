@@ -33,6 +33,19 @@ pub enum TopologyError {
         /// The root that was read.
         root: String,
     },
+    /// The root is not a directory: a file stands there, or nothing does.
+    NotADirectory {
+        /// The root that was given.
+        root: String,
+        /// Whether something other than a directory exists there.
+        exists: bool,
+    },
+    /// `sys/devices/system/cpu` exists but lists no CPU (no `cpuN`
+    /// directories, no `online` file), and there is no `proc/cpuinfo`.
+    NoCpusListed {
+        /// The CPU directory, as a path under the root.
+        path: String,
+    },
     /// The CPUs the process may use are all offline or hidden: online,
     /// affinity and cgroup cpuset do not intersect.
     NoUsableCpus {
@@ -52,6 +65,18 @@ impl fmt::Display for TopologyError {
                 f,
                 "{root}: not a Linux sysfs root (no sys/devices/system/cpu and no proc/cpuinfo)"
             ),
+            TopologyError::NotADirectory { root, exists: true } => write!(
+                f,
+                "{root}: not a directory (a root is a directory holding sys/ and proc/)"
+            ),
+            TopologyError::NotADirectory {
+                root,
+                exists: false,
+            } => write!(f, "{root}: no such directory"),
+            TopologyError::NoCpusListed { path } => write!(
+                f,
+                "{path}: lists no CPU (no cpuN directories, no online file), and there is no proc/cpuinfo"
+            ),
             TopologyError::NoUsableCpus { online, allowed } => write!(
                 f,
                 "no usable CPU: online CPUs {online:?} and allowed CPUs {allowed:?} do not intersect"
@@ -60,5 +85,5 @@ impl fmt::Display for TopologyError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for TopologyError {}
+// `core::error::Error` (Rust 1.81), so no_std users get it too.
+impl core::error::Error for TopologyError {}

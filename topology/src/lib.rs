@@ -49,6 +49,23 @@ struct ReadmeDoctests;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+// A topology is read once and shared by every worker of a pool or heap:
+// each public type must cross threads, and a change that stopped one
+// from doing so fails to compile here.
+static_assertions::assert_impl_all!(Topology: Send, Sync, Clone);
+static_assertions::assert_impl_all!(CpuSet: Send, Sync, Clone);
+static_assertions::assert_impl_all!(Core: Send, Sync, Clone);
+static_assertions::assert_impl_all!(Package: Send, Sync, Clone);
+static_assertions::assert_impl_all!(NumaNode: Send, Sync, Clone);
+static_assertions::assert_impl_all!(Cache: Send, Sync, Clone);
+static_assertions::assert_impl_all!(CacheKind: Send, Sync, Copy);
+static_assertions::assert_impl_all!(CoreKind: Send, Sync, Clone);
+static_assertions::assert_impl_all!(Work: Send, Sync, Copy);
+static_assertions::assert_impl_all!(TopologyError: Send, Sync, core::error::Error);
+static_assertions::assert_impl_all!(parse::ParseError: Send, Sync, core::error::Error);
+#[cfg(feature = "std")]
+static_assertions::assert_impl_all!(Loader: Send, Sync, Clone);
+
 /// The machine as keel sees it: only usable CPUs appear in cores, packages,
 /// NUMA nodes and caches.
 #[derive(Clone, Debug, Default)]

@@ -21,6 +21,23 @@ use core::fmt;
 /// assert!(s.contains(8));
 /// assert_eq!(s.to_string(), "0-3,8");
 /// ```
+///
+/// `a & b`, `a | b` and `a - b` are [`and`](CpuSet::and),
+/// [`or`](CpuSet::or) and [`and_not`](CpuSet::and_not), on sets or
+/// references to them; the `…=` forms update in place.
+///
+/// ```
+/// use keel_topology::CpuSet;
+/// let a: CpuSet = (0..4).collect();
+/// let b: CpuSet = (2..6).collect();
+/// assert_eq!((&a & &b).to_string(), "2-3");
+/// assert_eq!((&a | &b).to_string(), "0-5");
+/// assert_eq!((&a - &b).to_string(), "0-1");
+/// let mut c = a.clone();
+/// c -= &b;
+/// c.extend([9, 10]);
+/// assert_eq!(c.to_string(), "0-1,9-10");
+/// ```
 #[derive(Clone, Default, PartialEq, Eq, Hash)]
 pub struct CpuSet {
     words: Vec<u64>,
@@ -170,6 +187,51 @@ impl FromIterator<usize> for CpuSet {
     }
 }
 
+impl Extend<usize> for CpuSet {
+    fn extend<I: IntoIterator<Item = usize>>(&mut self, iter: I) {
+        for c in iter {
+            self.insert(c);
+        }
+    }
+}
+
+// The operators, each for sets and references to sets, and in place.
+macro_rules! set_op {
+    ($Op:ident, $op:ident, $OpAssign:ident, $op_assign:ident, $method:ident) => {
+        impl core::ops::$Op<&CpuSet> for &CpuSet {
+            type Output = CpuSet;
+            fn $op(self, rhs: &CpuSet) -> CpuSet {
+                self.$method(rhs)
+            }
+        }
+        impl core::ops::$Op<CpuSet> for CpuSet {
+            type Output = CpuSet;
+            fn $op(self, rhs: CpuSet) -> CpuSet {
+                self.$method(&rhs)
+            }
+        }
+        impl core::ops::$Op<&CpuSet> for CpuSet {
+            type Output = CpuSet;
+            fn $op(self, rhs: &CpuSet) -> CpuSet {
+                self.$method(rhs)
+            }
+        }
+        impl core::ops::$OpAssign<&CpuSet> for CpuSet {
+            fn $op_assign(&mut self, rhs: &CpuSet) {
+                *self = self.$method(rhs);
+            }
+        }
+        impl core::ops::$OpAssign<CpuSet> for CpuSet {
+            fn $op_assign(&mut self, rhs: CpuSet) {
+                *self = self.$method(&rhs);
+            }
+        }
+    };
+}
+set_op!(BitAnd, bitand, BitAndAssign, bitand_assign, and);
+set_op!(BitOr, bitor, BitOrAssign, bitor_assign, or);
+set_op!(Sub, sub, SubAssign, sub_assign, and_not);
+
 impl fmt::Display for CpuSet {
     /// Linux cpulist syntax; the empty set prints as an empty string.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -206,13 +268,12 @@ pub struct Core {
     /// Usable logical CPUs on this core (never empty).
     pub cpus: CpuSet,
     /// Index into [`Topology::packages`](crate::Topology::packages) of the
-    /// package holding this core. It is 0, and then names no package holding
-    /// the core, when the OS reports no packages at all (as on the PS3;
-    /// `packages()` is then empty) or when the core's CPUs lie in none of
-    /// the packages it reports (firmware whose package masks conflict, which
-    /// hwloc also leaves package-less): check that `packages()[package].cpus`
-    /// holds the core's CPUs before relying on it.
-    pub package: usize,
+    /// package holding this core; `None` when no package holds it: the OS
+    /// reports no packages at all (as on the PS3, where `packages()` is
+    /// empty), or the core's CPUs lie in none of the packages it reports
+    /// (firmware whose package masks conflict, which hwloc also leaves
+    /// package-less).
+    pub package: Option<usize>,
     /// Index into [`Topology::numa_nodes`](crate::Topology::numa_nodes) of the
     /// node holding this core, if known.
     pub numa_node: Option<usize>,

@@ -44,8 +44,7 @@ impl fmt::Display for ParseError {
     }
 }
 
-#[cfg(feature = "std")]
-impl std::error::Error for ParseError {}
+impl core::error::Error for ParseError {}
 
 fn parse_index(what: &'static str, full: &str, s: &str) -> Result<usize, ParseError> {
     if s.is_empty() {

@@ -7,10 +7,28 @@ use std::path::{Path, PathBuf};
 use keel_topology::{CacheKind, Topology};
 use serde_json::Value;
 
-const FIXTURES: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/fixtures/topology"
-);
+/// The recorded machines, beside the repository; `KEEL_FIXTURES` points
+/// elsewhere (the test below uses it to stand for a clone without them).
+fn fixture_dir() -> PathBuf {
+    match std::env::var_os("KEEL_FIXTURES") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/topology"),
+    }
+}
+
+/// Whether this run is CI's (`CI` set to anything but empty, `0` or
+/// `false`, as CI services set it).
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
+}
+
+/// An oracle this file compares against is absent. A user's clone may
+/// lack it, and the test says it skipped; CI must run the check, so there
+/// it is a failure.
+fn absent(what: &str) {
+    assert!(!in_ci(), "{what}, and CI is set: the comparison must run");
+    println!("skipped: {what}");
+}
 
 /// Fixtures whose `expected` does not describe their `root/` (see the
 /// crate README): `allowed-test1` holds only a cgroup cpuset that hwloc
@@ -18,12 +36,12 @@ const FIXTURES: &str = concat!(
 const NOT_A_MACHINE: &[&str] = &["allowed-test1"];
 
 fn fixtures() -> Option<Vec<PathBuf>> {
-    let dir = Path::new(FIXTURES);
+    let dir = fixture_dir();
     if !dir.is_dir() {
-        println!("skipped: fixture folder {FIXTURES} is absent");
+        absent(&format!("fixture folder {} is absent", dir.display()));
         return None;
     }
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("expected.json").is_file())
@@ -47,7 +65,7 @@ fn size_hist(t: &Topology, level: u8) -> Value {
     serde_json::json!({ "count": n, "sizes_bytes": m })
 }
 
-/// The fields the issue lists, from our answer, shaped like `expected`.
+/// The compared fields, from our answer, shaped like `expected`.
 fn ours(t: &Topology) -> Value {
     let mut smt: BTreeMap<String, u64> = BTreeMap::new();
     for c in t.cores() {
@@ -203,12 +221,12 @@ fn every_fixture_agrees_with_hwloc() {
         match Topology::from_root(d.join("root")) {
             Ok(t) => {
                 // `Core::package` names the package holding the core, or is
-                // 0 when no package holds it (as documented).
+                // `None` when no package holds it (as documented).
                 for c in t.cores() {
                     let holder = t.packages().iter().position(|p| c.cpus.is_subset(&p.cpus));
-                    if holder.unwrap_or(0) != c.package {
+                    if holder != c.package {
                         failures.push(format!(
-                            "{name}: core {} has package {} but lies in {holder:?}",
+                            "{name}: core {} has package {:?} but lies in {holder:?}",
                             c.cpus, c.package
                         ));
                     }
@@ -281,7 +299,7 @@ fn dies_agree_with_hwloc_calc() {
         .output()
         .is_err()
     {
-        println!("skipped: hwloc-calc not found (install the `hwloc` package, as ci/deps.sh does)");
+        absent("hwloc-calc not found (install the `hwloc` package, as ci/deps.sh does)");
         return;
     }
     let mut checked = 0;
@@ -322,4 +340,54 @@ fn dies_agree_with_hwloc_calc() {
         checked += 1;
     }
     assert!(checked >= 4, "fixtures with die_cpus: {checked}");
+}
+
+/// Under CI a missing oracle fails the test instead of skipping it; on a
+/// user's clone it still skips, and says so. Runs this file's own tests in
+/// a child with the fixtures (`KEEL_FIXTURES`) or `hwloc-calc` (`PATH`)
+/// taken away.
+#[test]
+fn a_missing_oracle_fails_under_ci_and_skips_elsewhere() {
+    let empty = std::env::temp_dir().join(format!("keel-no-oracle-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let run = |test: &str, ci: Option<&str>, no_hwloc: bool| {
+        let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+        c.args(["--exact", test, "--nocapture", "--test-threads=1"]);
+        c.env_remove("CI");
+        if let Some(v) = ci {
+            c.env("CI", v);
+        }
+        if no_hwloc {
+            c.env("PATH", &empty);
+        } else {
+            c.env("KEEL_FIXTURES", empty.join("absent"));
+        }
+        c.output().unwrap()
+    };
+    let cases = [
+        ("every_fixture_agrees_with_hwloc", false, "fixture folder"),
+        ("allowed_test1_cpuset", false, "fixture folder"),
+        ("dies_agree_with_hwloc_calc", true, "hwloc-calc not found"),
+    ];
+    for (test, no_hwloc, why) in cases {
+        // The dies test needs the fixtures first; without them it stops there.
+        if no_hwloc && !fixture_dir().is_dir() {
+            continue;
+        }
+        let ci = run(test, Some("true"), no_hwloc);
+        let err = String::from_utf8_lossy(&ci.stderr) + String::from_utf8_lossy(&ci.stdout);
+        assert!(!ci.status.success(), "{test} passed under CI: {err}");
+        assert!(
+            err.contains(why) && err.contains("CI is set"),
+            "{test}: {err}"
+        );
+        let user = run(test, None, no_hwloc);
+        let out = String::from_utf8_lossy(&user.stdout);
+        assert!(
+            user.status.success(),
+            "{test} failed on a user's clone: {out}"
+        );
+        assert!(out.contains(&format!("skipped: {why}")), "{test}: {out}");
+    }
+    std::fs::remove_dir_all(&empty).unwrap();
 }

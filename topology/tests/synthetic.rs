@@ -223,6 +223,10 @@ fn missing_topology_directories() {
     let t = m.load().unwrap();
     assert!(t.cores().is_empty());
     assert_eq!(t.workers_for(Work::Bandwidth), 4);
+    // And the fallback says so, rather than crediting proc/cpuinfo.
+    let why = t.fallback().unwrap();
+    assert!(why.contains("no core"), "{why}");
+    assert!(!why.contains("from proc/cpuinfo"), "{why}");
     // No NUMA directory: one node with proc/meminfo's memory.
     m.remove("sys/devices/system/node");
     m.write("proc/meminfo", "MemTotal:  2048 kB\n");
@@ -281,13 +285,17 @@ fn garbage_in_every_parsed_file_is_an_error() {
         "sys/fs/cgroup/app/cpuset.mems.effective",
         "sys/fs/cgroup/app/cpu.max",
     ];
+    // One tree, each file spoiled in turn and then put back (building a
+    // tree per case made this the slowest test of the crate).
+    let m = machine("garbage", 4);
+    m.write("proc/self/cgroup", "0::/app\n");
+    m.write("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+    m.write("sys/fs/cgroup/app/cpu.max", "max 100000\n");
+    assert!(m.load().is_ok(), "the tree before any garbage");
     for f in files {
+        let original = std::fs::read(m.0.join(f)).ok();
         for garbage in ["zz\u{7}", "\u{FFFD}9"] {
-            let m = machine("garbage", 4);
-            m.write("proc/self/cgroup", "0::/app\n");
-            m.write("proc/mounts", "cgroup2 /sys/fs/cgroup cgroup2 rw 0 0\n");
-            m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
-            m.write("sys/fs/cgroup/app/cpu.max", "max 100000\n");
             m.write(f, garbage);
             let err = match m.load() {
                 Err(e) => e.to_string(),
@@ -300,7 +308,12 @@ fn garbage_in_every_parsed_file_is_an_error() {
                 "{err} quotes the text"
             );
         }
+        match original {
+            Some(bytes) => std::fs::write(m.0.join(f), bytes).unwrap(),
+            None => m.remove(f),
+        }
     }
+    assert!(m.load().is_ok(), "the tree with every file put back");
     // Not UTF-8 at all.
     let m = machine("garbage-bytes", 2);
     std::fs::write(
@@ -612,4 +625,69 @@ fn pmu_list_with_an_offline_cpu_keeps_kinds_ranked() {
     assert_eq!(kinds.len(), 2, "{kinds:?}");
     assert_eq!(kinds[0].0, "4-6", "{kinds:?}");
     assert!(kinds.iter().all(|k| !k.1.contains("unranked")), "{kinds:?}");
+}
+
+/// A root that is a file, a root that does not exist and a CPU folder that
+/// lists nothing are each named for what they are.
+#[test]
+fn roots_that_are_not_machines_say_why() {
+    let root = std::env::temp_dir().join(format!("keel-synth-notmachines-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Tree(root);
+    t.write("file", "x");
+    let err = Topology::from_root(t.0.join("file")).unwrap_err();
+    assert!(
+        matches!(err, TopologyError::NotADirectory { exists: true, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .ends_with("not a directory (a root is a directory holding sys/ and proc/)"),
+        "{err}"
+    );
+    let err = Topology::from_root(t.0.join("absent")).unwrap_err();
+    assert!(
+        matches!(err, TopologyError::NotADirectory { exists: false, .. }),
+        "{err}"
+    );
+    assert!(
+        err.to_string().ends_with("absent: no such directory"),
+        "{err}"
+    );
+    std::fs::create_dir_all(t.0.join("empty/sys/devices/system/cpu")).unwrap();
+    let err = Topology::from_root(t.0.join("empty")).unwrap_err();
+    assert!(matches!(err, TopologyError::NoCpusListed { .. }), "{err}");
+    assert!(
+        err.to_string()
+            .contains("sys/devices/system/cpu: lists no CPU"),
+        "{err}"
+    );
+    std::fs::create_dir_all(t.0.join("bare/proc")).unwrap();
+    let err = Topology::from_root(t.0.join("bare")).unwrap_err();
+    assert!(matches!(err, TopologyError::NotASysfsRoot { .. }), "{err}");
+}
+
+/// Sibling masks that conflict can split a core over packages: then no
+/// package holds the core, and `Core::package` says so instead of naming
+/// the package of its first CPU.
+#[test]
+fn a_core_split_over_packages_has_none() {
+    let root = std::env::temp_dir().join(format!("keel-synth-splitcore-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&root);
+    let t = Tree(root);
+    t.write("sys/devices/system/cpu/online", "0-1\n");
+    for (cpu, pkg) in [(0, "1"), (1, "2")] {
+        let d = format!("sys/devices/system/cpu/cpu{cpu}/topology");
+        t.write(&format!("{d}/thread_siblings"), "3\n");
+        t.write(&format!("{d}/core_siblings"), &format!("{pkg}\n"));
+    }
+    let topo = t.load().unwrap();
+    assert_eq!(topo.cores().len(), 1);
+    assert_eq!(topo.cores()[0].cpus, set("0-1"));
+    assert!(
+        topo.packages()
+            .iter()
+            .all(|p| !topo.cores()[0].cpus.is_subset(&p.cpus))
+    );
+    assert_eq!(topo.cores()[0].package, None);
 }

@@ -14,6 +14,9 @@
 //! sorted indices as it has rows, where the gather touches nearly every
 //! line once, as the copy does.
 //!
+//! Beside keel's gather into a reused buffer, `keel take` allocates its
+//! output per call as arrow's `take` does (like for like).
+//!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin gather
 //! # smaller: --rows-log2 24 --idx-log2 22 --frame-rows-log2 22 --frame-idx-log2 20
@@ -287,7 +290,23 @@ fn one_column(
                     gbs(bytes, t0.elapsed().as_secs_f64())
                 }));
             }
+            // Like for like with arrow's take: keel allocating its output per
+            // call too (uninitialised, as `take` does), per thread part.
+            c.push(Contender::new("keel take", || {
+                let t0 = Instant::now();
+                let mut parts: Vec<Option<Vec<i64>>> = vec![None; t];
+                let slots = Shared::new(&mut parts);
+                split(n, t, |k, r| {
+                    let taken = keel_kernels::gather::take(src, &ix[r]).expect("in range");
+                    // SAFETY: slot k belongs to this thread alone.
+                    unsafe { slots.part(k..k + 1)[0] = Some(taken) };
+                });
+                let s = t0.elapsed().as_secs_f64();
+                black_box(parts);
+                gbs(bytes, s)
+            }));
             let m = interleave(a.rounds, &mut c);
+            let take = m[m.len() - 1];
             // Output check against the naive loop, outside the timing.
             gather(src, ix, &mut out).unwrap();
             let mut check = vec![0i64; n];
@@ -315,8 +334,13 @@ fn one_column(
                 keel_span.map_or("-".into(), |sp| {
                     format!("{:.0}%", 100.0 * m[0] * sp / (m[3] * 2.0))
                 }),
-                m.get(4)
-                    .map_or("-".into(), |&st| format!("{:.0}%", 100.0 * m[0] / st)),
+                if sorted {
+                    format!("{:.0}%", 100.0 * m[0] / m[4])
+                } else {
+                    "-".into()
+                },
+                format!("{take:.2}"),
+                format!("{:.2}x", take / m[1]),
             ]);
             eprintln!("{:?}", rows_out.last().unwrap());
         }
@@ -507,6 +531,8 @@ fn main() {
             "moved/stream",
             "span/stream",
             "keel/span stream",
+            "keel take",
+            "keel take/arrow",
         ],
         &rows,
     );

@@ -61,7 +61,7 @@ fn main() {
         let keys = &keys;
         cs.push(Contender::new(&names[i], move || {
             let mut h = HyperLogLog::new(14).unwrap();
-            let t = ns_per_key(keys.len(), || k.hll_add_u64(&mut h, keys));
+            let t = ns_per_key(keys.len(), || k.hll_add_u64_column(&mut h, keys));
             black_box(h.registers()[0]);
             t
         }));

@@ -6,7 +6,7 @@
 //! buffer measured in the same run (interleaved with the largest size).
 //! Sizes 4 Ki, 64 Ki, 1 Mi, 16 Mi and 128 Mi rows; contenders interleaved
 //! round by round; medians of GB/s of input read (values, plus validity
-//! bits where used). Ends with the issue's goals, met or missed.
+//! bits where used). Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -398,7 +398,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.sum(black_box(v), None).unwrap());
+                    black_box(k.sum_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::sum(black_box(v)));
@@ -418,7 +418,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb + words * 8,
                 &mut || {
-                    black_box(k.sum(black_box(v), Some(b)).unwrap());
+                    black_box(k.sum_masked(black_box(v), Some(b)).unwrap());
                 },
                 &mut || {
                     black_box(plain::sum_valid(black_box(v), b));
@@ -438,7 +438,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.min(black_box(v), None).unwrap());
+                    black_box(k.min_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::min(black_box(v)));
@@ -458,7 +458,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.max(black_box(v), None).unwrap());
+                    black_box(k.max_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::max(black_box(v)));
@@ -479,7 +479,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 vb,
                 &mut || {
-                    black_box(k.min_max(black_box(v), None).unwrap());
+                    black_box(k.min_max_masked(black_box(v), None).unwrap());
                 },
                 &mut || {
                     black_box(plain::min_max(black_box(v)));
@@ -501,7 +501,7 @@ fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filter
                 n,
                 words * 8,
                 &mut || {
-                    black_box(k.count(black_box(v), Some(b)).unwrap());
+                    black_box(k.count_masked(black_box(v), Some(b)).unwrap());
                 },
                 &mut || {
                     black_box(plain::count(black_box(b)));
@@ -687,7 +687,7 @@ fn size_name(n: usize) -> String {
     }
 }
 
-/// The issue's goals on this machine, checked row by row.
+/// The goals on this machine, checked row by row.
 fn goals(rows: &[Row]) {
     let hot = |k: &str| matches!(k, "sum" | "min" | "max" | "lt");
     let mut verdicts = Vec::new();

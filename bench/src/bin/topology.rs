@@ -11,7 +11,10 @@
 //!   load is not reachable without linking libhwloc, so it is not claimed).
 //!
 //! With `KEEL_BIN` set to a built `keel` command, `keel topo --json --root`
-//! joins as the command a user runs.
+//! joins as the command a user runs. To compare two versions of keel in the
+//! same interleaved run, `KEEL_BASELINE` names another build of this bench
+//! binary (its `--load-once` process joins as "baseline process") and
+//! `KEEL_BIN_BASELINE` another `keel` command.
 //!
 //! Usage: `cargo run --release --bin topology [-- ROUNDS]` from `bench/`.
 
@@ -171,6 +174,31 @@ fn main() {
                     c.args(["topo", "--json", "--root"])
                         .arg(&r5)
                         .stdout(Stdio::piped());
+                    c
+                });
+            }) * 1e3
+        }));
+    }
+    for (var, what) in [
+        ("KEEL_BASELINE", "baseline process (--load-once)"),
+        ("KEEL_BIN_BASELINE", "baseline keel topo --json --root"),
+    ] {
+        let Some(bin) = std::env::var_os(var).map(PathBuf::from) else {
+            continue;
+        };
+        assert!(bin.is_file(), "{var}={} is not a file", bin.display());
+        let load_once = var == "KEEL_BASELINE";
+        let r6 = root.clone();
+        c.push(Contender::new(what, move || {
+            time_secs(|| {
+                run({
+                    let mut c = Command::new(&bin);
+                    if load_once {
+                        c.arg("--load-once");
+                    } else {
+                        c.args(["topo", "--json", "--root"]);
+                    }
+                    c.arg(&r6).stdout(Stdio::piped());
                     c
                 });
             }) * 1e3

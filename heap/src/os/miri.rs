@@ -19,6 +19,11 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
     }
 }
 
+/// As [`map`] (Miri commits nothing ahead of use anyway).
+pub(crate) fn map_from(len: usize, align: usize, _commit_from: usize) -> *mut u8 {
+    map(len, align)
+}
+
 /// # Safety
 /// `ptr` came from [`map`] with the same `len` and `align`.
 pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, align: usize) {
@@ -67,4 +72,11 @@ pub(crate) fn write_stderr(msg: &[u8]) {
     unsafe {
         libc::write(2, msg.as_ptr().cast(), msg.len());
     }
+}
+
+/// Varies from run to run where Miri's clock does; a fixed word otherwise.
+pub(crate) fn random_u64() -> u64 {
+    let x = now_ms() ^ 0x6b65_656c_6672_6565;
+    let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 31)
 }

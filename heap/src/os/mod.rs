@@ -10,10 +10,14 @@
 #[cfg(not(miri))]
 mod unix;
 #[cfg(not(miri))]
-pub(crate) use unix::{CAN_GROW, grow, map, now_ms, release, unmap, write_stderr};
+pub(crate) use unix::{
+    CAN_GROW, grow, map, map_from, now_ms, random_u64, release, unmap, write_stderr,
+};
 
 #[cfg(miri)]
 mod miri;
 #[cfg(miri)]
-pub(crate) use miri::{CAN_GROW, grow, map, now_ms, release, unmap, write_stderr};
+pub(crate) use miri::{
+    CAN_GROW, grow, map, map_from, now_ms, random_u64, release, unmap, write_stderr,
+};
 pub(crate) mod numa;

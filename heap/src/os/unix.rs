@@ -1,19 +1,36 @@
 //! `mmap`/`munmap`/`madvise` over libc.
+//!
+//! The commit rule: memory keel-heap will write is mapped readable and
+//! writable *without* `MAP_NORESERVE`, so the kernel's overcommit policy
+//! applies to it exactly as to glibc's heaps (in the default heuristic mode
+//! a request larger than memory and swap together fails at once, and the
+//! allocation returns null). `MAP_NORESERVE` is used only where nothing is
+//! committed: `PROT_NONE` reservations, the slack taken to align a mapping
+//! and trimmed at once, and the padding before a direct map's data when its
+//! alignment is larger than a page.
 
 use core::ptr;
 
-/// Maps `len` bytes (a multiple of the page size) aligned to `align` (a power
-/// of two). Returns null on failure. Alignments above the page size over-map
-/// by `align` and trim the excess.
+/// Maps `len` bytes (a multiple of the page size) aligned to `align` (a
+/// power of two), committed, readable and writable. Returns null on failure
+/// (including a commit the kernel's overcommit policy refuses).
 pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
-    let page = crate::PAGE;
-    if align <= page {
-        return raw_map(len);
+    map_from(len, align, 0)
+}
+
+/// As [`map`], but only `[commit_from, len)` is committed: the first
+/// `commit_from` bytes (a page multiple) are an inaccessible reservation,
+/// which costs address space and no memory. Alignments above the page size
+/// reserve `len + align`, commit the aligned part and trim the rest.
+pub(crate) fn map_from(len: usize, align: usize, commit_from: usize) -> *mut u8 {
+    debug_assert!(commit_from <= len && commit_from % crate::PAGE == 0);
+    if align <= crate::PAGE && commit_from == 0 {
+        return raw_map(ptr::null_mut(), len, true);
     }
-    let Some(total) = len.checked_add(align) else {
+    let Some(total) = len.checked_add(align.max(crate::PAGE)) else {
         return ptr::null_mut();
     };
-    let base = raw_map(total);
+    let base = raw_map(ptr::null_mut(), total, false);
     if base.is_null() {
         return base;
     }
@@ -21,9 +38,14 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
     let start = (addr + align - 1) & !(align - 1);
     let head = start - addr;
     let tail = total - head - len;
-    // SAFETY: both ranges lie inside the mapping just created and are page
-    // multiples (addr, start, len and align are all page multiples).
+    // SAFETY: every range below lies inside the reservation just made and
+    // is a page multiple (addr, start, len, align and commit_from are).
     unsafe {
+        let data = base.add(head + commit_from);
+        if commit_from < len && raw_map(data, len - commit_from, true).is_null() {
+            libc::munmap(base.cast(), total);
+            return ptr::null_mut();
+        }
         if head > 0 {
             libc::munmap(base.cast(), head);
         }
@@ -34,23 +56,27 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
     }
 }
 
-fn raw_map(len: usize) -> *mut u8 {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE;
-    #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let flags = libc::MAP_PRIVATE | libc::MAP_ANON;
-    // SAFETY: an anonymous private mapping at a kernel-chosen address touches
-    // no existing memory.
-    let p = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            flags,
-            -1,
-            0,
-        )
-    };
+/// `mmap` of anonymous private memory: committed and writable, or an
+/// inaccessible `MAP_NORESERVE` reservation. With `at`, replaces that range
+/// (which must lie in a reservation of ours).
+fn raw_map(at: *mut u8, len: usize, commit: bool) -> *mut u8 {
+    let mut flags = libc::MAP_PRIVATE | libc::MAP_ANON;
+    let mut prot = libc::PROT_NONE;
+    if commit {
+        prot = libc::PROT_READ | libc::PROT_WRITE;
+    } else {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        {
+            flags |= libc::MAP_NORESERVE;
+        }
+    }
+    if !at.is_null() {
+        flags |= libc::MAP_FIXED;
+    }
+    // SAFETY: an anonymous private mapping at a kernel-chosen address
+    // touches no existing memory; with MAP_FIXED the caller passes a range
+    // of its own reservation.
+    let p = unsafe { libc::mmap(at.cast(), len, prot, flags, -1, 0) };
     if p == libc::MAP_FAILED {
         ptr::null_mut()
     } else {
@@ -129,15 +155,21 @@ pub(crate) unsafe fn release(ptr: *mut u8, len: usize) -> bool {
     unsafe { libc::madvise(ptr.cast(), len, advice) == 0 }
 }
 
-/// Monotonic milliseconds (for idle decay).
+/// Monotonic milliseconds for idle decay, from the coarse clock where
+/// there is one (a memory read in the vDSO, about a quarter of the cost of
+/// the precise clock, at the kernel tick's granularity of a few ms).
 pub(crate) fn now_ms() -> u64 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let clock = libc::CLOCK_MONOTONIC_COARSE;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let clock = libc::CLOCK_MONOTONIC;
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: clock_gettime writes into the struct we own.
     unsafe {
-        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts);
+        libc::clock_gettime(clock, &mut ts);
     }
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
@@ -148,4 +180,34 @@ pub(crate) fn write_stderr(msg: &[u8]) {
     unsafe {
         libc::write(2, msg.as_ptr().cast(), msg.len());
     }
+}
+
+/// 64 unpredictable bits without a syscall that could fail: the kernel's
+/// per-process random bytes (`AT_RANDOM`) where there are some, mixed with
+/// the clock and an address (so two processes differ even without them).
+pub(crate) fn random_u64() -> u64 {
+    let here = 0u8;
+    let mut x = now_ms() ^ ((&raw const here).addr() as u64).rotate_left(32);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        // SAFETY: getauxval has no preconditions; AT_RANDOM, when present,
+        // points at 16 bytes the kernel placed on the initial stack.
+        unsafe {
+            let p = libc::getauxval(libc::AT_RANDOM) as *const u64;
+            if !p.is_null() {
+                x ^= p.read_unaligned();
+            }
+        }
+    }
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the struct we own.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    x ^= (ts.tv_nsec as u64) << 17;
+    // splitmix64's finalizer spreads the bits.
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
 }

@@ -65,6 +65,10 @@ gen_int!(i64);
 gen_int!(u64);
 gen_int!(i32);
 gen_int!(u32);
+gen_int!(i16);
+gen_int!(u16);
+gen_int!(i8);
+gen_int!(u8);
 
 macro_rules! gen_float {
     ($t:ty, $bits:ty) => {

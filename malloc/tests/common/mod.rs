@@ -134,6 +134,7 @@ pub fn run(program: &Path, args: &[&str], how: &Run<'_>) -> Output {
         "KEEL_HEAP_DECAY_MS",
         "KEEL_HEAP_STATS",
         "KEEL_HEAP_CHECK",
+        "KEEL_HEAP_STATS_FILE",
     ] {
         cmd.env_remove(v);
     }

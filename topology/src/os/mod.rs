@@ -7,7 +7,6 @@
 //! `fallback` (`available_parallelism`, marked as a fallback).
 
 pub(crate) mod fallback;
-pub(crate) mod kinds;
 pub(crate) mod linux;
 #[cfg(target_os = "macos")]
 pub(crate) mod macos;

@@ -5,29 +5,15 @@
 //! lanes pairwise. The SIMD leaves keep exactly this lane assignment, so every
 //! level returns the same bits.
 
-use crate::Element;
-
-/// Whether row `i` is valid under an optional bitmap (checked by the caller
-/// to cover the rows).
-#[inline(always)]
-pub(crate) fn is_valid(val: Option<&[u64]>, i: usize) -> bool {
-    match val {
-        None => true,
-        Some(b) => b[i / 64] >> (i % 64) & 1 == 1,
-    }
-}
+use crate::arch::mask::RowMask;
+use crate::arch::num::Num;
 
 /// Adds rows `start..v.len()` into `acc[i % lanes]` (the documented order).
 #[inline]
-pub(crate) fn sum_into_lanes<T: Element>(
-    acc: &mut [T::Sum],
-    v: &[T],
-    start: usize,
-    val: Option<&[u64]>,
-) {
+pub(crate) fn sum_into_lanes<T: Num>(acc: &mut [T::Sum], v: &[T], start: usize, m: RowMask<'_>) {
     let lanes = T::SUM_LANES;
     for (i, &x) in v.iter().enumerate().skip(start) {
-        if is_valid(val, i) {
+        if m.get(i) {
             let l = i % lanes;
             acc[l] = T::sum_add(acc[l], x.widen());
         }
@@ -37,7 +23,7 @@ pub(crate) fn sum_into_lanes<T: Element>(
 /// Folds `acc[..lanes]` pairwise: `acc[j] += acc[j + w]` for `w` halving
 /// from `lanes / 2` to 1. `lanes` is a power of two.
 #[inline]
-pub(crate) fn reduce_lanes<T: Element>(acc: &mut [T::Sum]) -> T::Sum {
+pub(crate) fn reduce_lanes<T: Num>(acc: &mut [T::Sum]) -> T::Sum {
     let mut w = T::SUM_LANES;
     while w > 1 {
         w /= 2;
@@ -50,19 +36,19 @@ pub(crate) fn reduce_lanes<T: Element>(acc: &mut [T::Sum]) -> T::Sum {
 
 /// Sum of the valid values (wrapping for integers, documented order for
 /// floats).
-pub(crate) fn sum<T: Element>(v: &[T], val: Option<&[u64]>) -> T::Sum {
+pub(crate) fn sum<T: Num>(v: &[T], m: RowMask<'_>) -> T::Sum {
     let mut acc = [T::SUM_ZERO; 64];
-    sum_into_lanes::<T>(&mut acc, v, 0, val);
+    sum_into_lanes::<T>(&mut acc, v, 0, m);
     reduce_lanes::<T>(&mut acc)
 }
 
 /// `(min, max)` of the valid values in the min/max order; `MODE` bit 0 asks
 /// for the min, bit 1 for the max. Lanes not asked for, and an input without
 /// valid values, give `(GREATEST, LEAST)`.
-pub(crate) fn min_max<const MODE: u8, T: Element>(v: &[T], val: Option<&[u64]>) -> (T, T) {
+pub(crate) fn min_max<const MODE: u8, T: Num>(v: &[T], m: RowMask<'_>) -> (T, T) {
     let (mut mn, mut mx) = (T::GREATEST, T::LEAST);
     for (i, &x) in v.iter().enumerate() {
-        if is_valid(val, i) {
+        if m.get(i) {
             if MODE & 1 != 0 && x.order_lt(mn) {
                 mn = x;
             }
@@ -81,9 +67,55 @@ pub(crate) fn min_max<const MODE: u8, T: Element>(v: &[T], val: Option<&[u64]>) 
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn merge<T: Element>(a: (T, T), b: (T, T)) -> (T, T) {
+pub(crate) fn merge<T: Num>(a: (T, T), b: (T, T)) -> (T, T) {
     (
         if b.0.order_lt(a.0) { b.0 } else { a.0 },
         if a.1.order_lt(b.1) { b.1 } else { a.1 },
     )
+}
+
+/// Sum of `v[r]` for the listed rows `r` that `m` counts, in the documented
+/// order with row `r` in lane `r % lanes` (so a sorted list without repeats
+/// sums as the bitmap of the same rows does). Every row is below
+/// `v.len()` (checked by the caller).
+pub(crate) fn sum_rows<T: Num>(v: &[T], rows: &[u32], m: RowMask<'_>) -> T::Sum {
+    let mut acc = [T::SUM_ZERO; 64];
+    let lanes = T::SUM_LANES;
+    for &r in rows {
+        let r = r as usize;
+        if m.get(r) {
+            let l = r % lanes;
+            acc[l] = T::sum_add(acc[l], v[r].widen());
+        }
+    }
+    reduce_lanes::<T>(&mut acc)
+}
+
+/// [`min_max`] over the listed rows that `m` counts.
+pub(crate) fn min_max_rows<const MODE: u8, T: Num>(
+    v: &[T],
+    rows: &[u32],
+    m: RowMask<'_>,
+) -> (T, T) {
+    let (mut mn, mut mx) = (T::GREATEST, T::LEAST);
+    for &r in rows {
+        let (r, x) = (r as usize, v[r as usize]);
+        if m.get(r) {
+            if MODE & 1 != 0 && x.order_lt(mn) {
+                mn = x;
+            }
+            if MODE & 2 != 0 && mx.order_lt(x) {
+                mx = x;
+            }
+        }
+    }
+    (mn, mx)
+}
+
+/// How many of the listed rows `m` counts.
+pub(crate) fn count_rows(rows: &[u32], m: RowMask<'_>) -> usize {
+    if m.is_all() {
+        return rows.len();
+    }
+    rows.iter().filter(|&&r| m.get(r as usize)).count()
 }

@@ -1,5 +1,7 @@
 //! Scalar twins of the bitmap kernels.
 
+use crate::arch::mask::RowMask;
+
 /// `dst[i] &= src[i]` (equal lengths, checked by the caller).
 #[inline(always)]
 pub(crate) fn and(dst: &mut [u64], src: &[u64]) {
@@ -41,6 +43,20 @@ pub(crate) fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
             n += 1;
             w &= w - 1;
         }
+    }
+    n
+}
+
+/// Rows among the first `rows` that `m` counts.
+#[inline(always)]
+pub(crate) fn count_mask(m: RowMask<'_>, rows: usize) -> usize {
+    if m.is_all() {
+        return rows;
+    }
+    let full = rows / 64;
+    let mut n: usize = (0..full).map(|b| m.word(b).count_ones() as usize).sum();
+    if !rows.is_multiple_of(64) {
+        n += (m.word(full) & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
     }
     n
 }

@@ -1,7 +1,7 @@
 //! Scalar twins of the HyperLogLog kernels: the oracle every other level
 //! must equal register for register.
 
-use crate::hash::hash_u64;
+use crate::arch::scalar::hash::hash_u64;
 
 /// Register index and rank of hash `h` at precision `p` (4..=18): the index
 /// is the top `p` bits; the rank is one plus the leading zeros of the
@@ -15,7 +15,7 @@ pub(crate) fn index_rank(h: u64, p: u32) -> (usize, u8) {
 
 /// Adds each key of `keys`, hashed with `seed`, to the registers.
 /// `regs.len() == 1 << p` is checked by the caller.
-pub fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
+pub(crate) fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
     for &k in keys {
         let (i, r) = index_rank(hash_u64(k, seed), p);
         if r > regs[i] {
@@ -25,7 +25,7 @@ pub fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
 }
 
 /// Adds pre-computed hashes to the registers.
-pub fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
+pub(crate) fn add_hashes(regs: &mut [u8], p: u32, hashes: &[u64]) {
     for &h in hashes {
         let (i, r) = index_rank(h, p);
         if r > regs[i] {
@@ -61,7 +61,7 @@ pub(crate) fn apply_packed(regs: &mut [u8], packed: &[u32]) {
 }
 
 /// `dst[i] = max(dst[i], src[i])`; equal lengths are checked by the caller.
-pub fn merge(dst: &mut [u8], src: &[u8]) {
+pub(crate) fn merge(dst: &mut [u8], src: &[u8]) {
     for (d, &s) in dst.iter_mut().zip(src) {
         *d = (*d).max(s);
     }

@@ -4,9 +4,14 @@
 //! (< 64 rows) runs the scalar twin with the same lane assignment, so results
 //! equal it bit for bit.
 
-use crate::Element;
+use crate::arch::mask::RowMask;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::aarch64::*;
+
+pub(crate) use super::narrow::{
+    min_max_i8, min_max_i16, min_max_u8, min_max_u16, sum_i8, sum_i16, sum_u8, sum_u16,
+};
 
 /// Validity bits `w & 0x3` as a 2 x 64-bit lane mask (all ones = valid).
 #[inline(always)]
@@ -26,14 +31,6 @@ unsafe fn mask4(w: u64) -> uint32x4_t {
     unsafe { vtstq_u32(vdupq_n_u32(w as u32), vld1q_u32(BITS.as_ptr())) }
 }
 
-#[inline(always)]
-fn word(val: Option<&[u64]>, b: usize) -> u64 {
-    match val {
-        Some(v) => v[b],
-        None => !0,
-    }
-}
-
 /// 64-bit integer sums: 4 accumulators of 2 lanes, wrapping (order cannot
 /// change a wrapping sum).
 macro_rules! sum64 {
@@ -41,9 +38,9 @@ macro_rules! sum64 {
         /// Wrapping sum of the valid values.
         ///
         /// # Safety
-        /// The CPU supports NEON; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports NEON; `m` covers `v.len()` rows.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             let full = v.len() / 64;
             // SAFETY: every load reads 2 rows inside block `b < full`, so
             // inside `v`; NEON is enabled on this leaf.
@@ -53,7 +50,7 @@ macro_rules! sum64 {
                 while b < full {
                     // Runs without nulls in their own loop keep the
                     // accumulators in registers (as in `float_sum!`).
-                    while b < full && word(val, b) == !0 {
+                    while b < full && m.word(b) == !0 {
                         let base = v.as_ptr().add(b * 64).cast::<u64>();
                         for j in 0..32 {
                             let x = vld1q_u64(base.add(2 * j));
@@ -64,7 +61,7 @@ macro_rules! sum64 {
                     if b == full {
                         break;
                     }
-                    let w = word(val, b);
+                    let w = m.word(b);
                     if w != 0 {
                         let base = v.as_ptr().add(b * 64).cast::<u64>();
                         for j in 0..32 {
@@ -77,7 +74,7 @@ macro_rules! sum64 {
                 let s = vaddq_u64(vaddq_u64(acc[0], acc[1]), vaddq_u64(acc[2], acc[3]));
                 vaddvq_u64(s) as $t
             };
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             simd.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
         }
     };
@@ -95,16 +92,16 @@ macro_rules! sum32 {
         /// Sum of the valid values, exact in 64 bits (wrapping past them).
         ///
         /// # Safety
-        /// The CPU supports NEON; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports NEON; `m` covers `v.len()` rows.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let full = v.len() / 64;
             // SAFETY: every load reads 4 rows inside block `b < full`, so
             // inside `v`; NEON is enabled on this leaf.
             let simd = unsafe {
                 let mut acc: [$v64; 4] = [$dup64(0); 4];
                 for b in 0..full {
-                    let w = word(val, b);
+                    let w = m.word(b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
                         for j in 0..16 {
@@ -124,7 +121,7 @@ macro_rules! sum32 {
                 }
                 s
             };
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             simd.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
         }
     };
@@ -172,13 +169,13 @@ macro_rules! float_sum {
         /// Sum of the valid values in the documented order.
         ///
         /// # Safety
-        /// The CPU supports NEON; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports NEON; `m` covers `v.len()` rows.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads read L rows inside block `b < full`; the stores
             // write 16 * L <= 64 lanes into `lanes`; NEON is enabled.
             unsafe {
@@ -189,7 +186,7 @@ macro_rules! float_sum {
                     // A run of blocks without nulls is its own loop, so the
                     // 16 accumulators stay in registers there (one loop with
                     // both paths spilled some to the stack).
-                    while b < full && word(val, b) == !0 {
+                    while b < full && m.word(b) == !0 {
                         let base = v.as_ptr().add(b * 64);
                         for j in 0..PER_BLOCK {
                             let x = $ld(base.add(L * j));
@@ -200,7 +197,7 @@ macro_rules! float_sum {
                     if b == full {
                         break;
                     }
-                    let w = word(val, b);
+                    let w = m.word(b);
                     if w != 0 {
                         let base = v.as_ptr().add(b * 64);
                         for j in 0..PER_BLOCK {
@@ -215,7 +212,7 @@ macro_rules! float_sum {
                     $st(lanes.as_mut_ptr().add(r * L), *a);
                 }
             }
-            scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, val);
+            scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, m);
             scalar::reduce_lanes::<$t>(&mut lanes)
         }
     };
@@ -309,9 +306,9 @@ macro_rules! min_max {
         /// `(min, max)` of the valid values, as the scalar twin.
         ///
         /// # Safety
-        /// The CPU supports NEON; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports NEON; `m` covers `v.len()` rows.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
+        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], m: RowMask<'_>) -> ($t, $t) {
             const L: usize = $lanes;
             let full = v.len() / 64;
             // SAFETY: key loads read L rows inside block `b < full`; the
@@ -321,7 +318,7 @@ macro_rules! min_max {
                 let lo = $dup(<$k>::MIN);
                 let (mut mn0, mut mn1, mut mx0, mut mx1) = (hi, hi, lo, lo);
                 for b in 0..full {
-                    let w = word(val, b);
+                    let w = m.word(b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
                         for j in (0..64 / L).step_by(2) {
@@ -361,7 +358,7 @@ macro_rules! min_max {
                 let kmax = kb.iter().copied().fold(<$k>::MIN, <$k>::max);
                 (unkey!($t, kmin), unkey!($t, kmax))
             };
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             let tail = scalar::min_max::<MODE, $t>(&v[full * 64..], tail_val);
             scalar::merge(simd, tail)
         }

@@ -7,7 +7,8 @@
 //! inverse of `==` (true for `NaN`), as IEEE and the scalar twin say. The
 //! tail (< 64 rows) runs the scalar twin.
 
-use crate::arch::scalar::filter as scalar;
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE, sink, tail_out};
 use core::arch::aarch64::*;
 
 /// The 64 byte masks `b0..b3` (bytes 0..64 = rows 0..64, each all ones or
@@ -61,11 +62,11 @@ macro_rules! cmp {
             // SAFETY: NEON register ops, enabled by the enclosing leaf.
             unsafe {
                 match OP {
-                    0 | 1 => $eq(x, a),
-                    2 => $lt(x, a),
-                    3 => $le(x, a),
-                    4 => $gt(x, a),
-                    5 => $ge(x, a),
+                    EQ | NE => $eq(x, a),
+                    LT => $lt(x, a),
+                    LE => $le(x, a),
+                    GT => $gt(x, a),
+                    GE => $ge(x, a),
                     _ => $and($ge(x, a), $le(x, b)),
                 }
             }
@@ -113,20 +114,23 @@ cmp!(
 
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $lanes:expr, $cmp:ident, $dup:ident, $ld:ident, $narrow:ident) => {
-        /// Filter leaf: `OP` as [`scalar::filter_code`], `AND` ands into `out`.
+        /// Filter leaf: `OP` as [`scalar::filter_code`], `SINK` as
+        /// [`scalar::sink`].
         ///
         /// # Safety
         /// The CPU supports NEON; `out.len() == v.len().div_ceil(64)`.
         #[target_feature(enable = "neon")]
-        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+        pub(crate) unsafe fn $name<const OP: u8, const SINK: u8>(
             v: &[$t],
             c1: $t,
             c2: $t,
             out: &mut [u64],
-        ) {
+            m: RowMask<'_>,
+        ) -> usize {
             const L: usize = $lanes;
             const PER16: usize = 16 / L;
             let full = v.len() / 64;
+            let mut n = 0;
             // SAFETY: loads read L rows inside block `blk < full`; out has a
             // word per block (caller contract); NEON is enabled.
             unsafe {
@@ -143,14 +147,19 @@ macro_rules! filter_leaf {
                         *by = $narrow(m);
                     }
                     let mut w = movemask64(bytes);
-                    if OP == 1 {
+                    if OP == NE {
                         w = !w;
                     }
-                    let o = out.get_unchecked_mut(blk);
-                    *o = if AND { *o & w } else { w };
+                    n += sink::<SINK>(out, blk, w, m);
                 }
             }
-            scalar::filter_code::<OP, AND, $t>(&v[full * 64..], c1, c2, &mut out[full..]);
+            n + scalar::filter_code::<OP, SINK, $t>(
+                &v[full * 64..],
+                c1,
+                c2,
+                tail_out::<SINK>(out, full),
+                m.skip(full * 64),
+            )
         }
     };
 }
@@ -208,4 +217,54 @@ filter_leaf!(
     vdupq_n_f32,
     vld1q_f32,
     narrow32
+);
+
+// 8- and 16-bit columns: NEON compares bytes and halfwords directly.
+cmp!(
+    cmp_i8, int8x16_t, uint8x16_t, vceqq_s8, vcltq_s8, vcleq_s8, vcgtq_s8, vcgeq_s8, vandq_u8
+);
+cmp!(
+    cmp_u8, uint8x16_t, uint8x16_t, vceqq_u8, vcltq_u8, vcleq_u8, vcgtq_u8, vcgeq_u8, vandq_u8
+);
+cmp!(
+    cmp_i16, int16x8_t, uint16x8_t, vceqq_s16, vcltq_s16, vcleq_s16, vcgtq_s16, vcgeq_s16,
+    vandq_u16
+);
+cmp!(
+    cmp_u16, uint16x8_t, uint16x8_t, vceqq_u16, vcltq_u16, vcleq_u16, vcgtq_u16, vcgeq_u16,
+    vandq_u16
+);
+
+/// One 16-lane byte mask: already one byte per row.
+#[inline(always)]
+unsafe fn narrow8(m: [uint8x16_t; 1]) -> uint8x16_t {
+    m[0]
+}
+
+/// Two 8-lane halfword masks (16 rows) narrowed to 16 byte masks.
+#[inline(always)]
+unsafe fn narrow16(m: [uint16x8_t; 2]) -> uint8x16_t {
+    // SAFETY: NEON register ops, enabled by the enclosing leaf.
+    unsafe { vuzp1q_u8(vreinterpretq_u8_u16(m[0]), vreinterpretq_u8_u16(m[1])) }
+}
+
+filter_leaf!(filter_i8, i8, 16, cmp_i8, vdupq_n_s8, vld1q_s8, narrow8);
+filter_leaf!(filter_u8, u8, 16, cmp_u8, vdupq_n_u8, vld1q_u8, narrow8);
+filter_leaf!(
+    filter_i16,
+    i16,
+    8,
+    cmp_i16,
+    vdupq_n_s16,
+    vld1q_s16,
+    narrow16
+);
+filter_leaf!(
+    filter_u16,
+    u16,
+    8,
+    cmp_u16,
+    vdupq_n_u16,
+    vld1q_u16,
+    narrow16
 );

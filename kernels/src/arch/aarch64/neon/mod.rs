@@ -11,3 +11,4 @@ pub(crate) mod bitmap;
 pub(crate) mod filter;
 #[cfg(feature = "alloc")]
 pub(crate) mod hll;
+pub(crate) mod narrow;

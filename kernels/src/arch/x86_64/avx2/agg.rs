@@ -3,9 +3,14 @@
 //! expanding validity bits into lane masks. The tail (< 64 rows) runs the
 //! scalar twin with the same lane assignment, so results equal it bit for bit.
 
-use crate::Element;
+use crate::arch::mask::RowMask;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
+
+pub(crate) use super::narrow::{
+    min_max_i8, min_max_i16, min_max_u8, min_max_u16, sum_i8, sum_i16, sum_u8, sum_u16,
+};
 
 /// Validity bits `w & 0xF` as a 4 x 64-bit lane mask (all ones = valid).
 #[inline(always)]
@@ -29,14 +34,6 @@ unsafe fn mask8(w: u64) -> __m256i {
     }
 }
 
-#[inline(always)]
-fn word(val: Option<&[u64]>, b: usize) -> u64 {
-    match val {
-        Some(v) => v[b],
-        None => !0,
-    }
-}
-
 /// Integer sums: every source widens 4 rows into 4 x i64 lanes, added with
 /// wrapping (order cannot change a wrapping sum).
 macro_rules! int_sum {
@@ -44,16 +41,16 @@ macro_rules! int_sum {
         /// Wrapping sum of the valid values.
         ///
         /// # Safety
-        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let full = v.len() / 64;
             // SAFETY: every load reads 4 rows inside block `b < full`, so
             // inside `v`; AVX2 is enabled on this leaf.
             let simd = unsafe {
                 let mut acc = [_mm256_setzero_si256(); 4];
                 for b in 0..full {
-                    let w = word(val, b);
+                    let w = m.word(b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
                         for j in 0..16 {
@@ -76,7 +73,7 @@ macro_rules! int_sum {
                 _mm256_storeu_si256(lanes.as_mut_ptr().cast(), s);
                 lanes.iter().fold(0i64, |a, &b| a.wrapping_add(b)) as $sum
             };
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             simd.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
         }
     };
@@ -103,9 +100,9 @@ macro_rules! narrow_sum {
         /// Sum of the valid values, exact in 64 bits (wrapping past them).
         ///
         /// # Safety
-        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let full = v.len() / 64;
             let mut total: $sum = 0;
             let mut b = 0;
@@ -117,7 +114,7 @@ macro_rules! narrow_sum {
                     let mut w = [_mm256_setzero_si256(); 4];
                     let mut h = [_mm256_setzero_si256(); 4];
                     while b < end {
-                        let m = word(val, b);
+                        let m = m.word(b);
                         let base = v.as_ptr().add(b * 64);
                         if m == !0 {
                             for j in 0..8 {
@@ -150,7 +147,7 @@ macro_rules! narrow_sum {
                     }
                 }
             }
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             total.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
         }
     };
@@ -169,20 +166,20 @@ macro_rules! float_sum {
         /// Sum of the valid values in the documented order.
         ///
         /// # Safety
-        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads read L rows inside block `b < full`; the store
             // writes 8 * L <= 64 lanes into `lanes`; AVX2 is enabled.
             unsafe {
                 let neg0 = $set1(-0.0);
                 let mut acc = [neg0; 8];
                 for b in 0..full {
-                    let w = word(val, b);
+                    let w = m.word(b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
                         for j in 0..PER_BLOCK {
@@ -201,7 +198,7 @@ macro_rules! float_sum {
                     $store(lanes.as_mut_ptr().add(r * L), *a);
                 }
             }
-            scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, val);
+            scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, m);
             scalar::reduce_lanes::<$t>(&mut lanes)
         }
     };
@@ -301,9 +298,9 @@ macro_rules! min_max {
         /// `(min, max)` of the valid values, as the scalar twin.
         ///
         /// # Safety
-        /// The CPU supports AVX2; `val`, if any, covers `v.len()` bits.
+        /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
+        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], m: RowMask<'_>) -> ($t, $t) {
             const L: usize = $lanes;
             let full = v.len() / 64;
             // SAFETY: loads read L rows inside block `b < full`; the stores
@@ -315,7 +312,7 @@ macro_rules! min_max {
                 // in registers (an indexed array was kept on the stack).
                 let (mut mn0, mut mn1, mut mx0, mut mx1) = (hi, hi, lo, lo);
                 for b in 0..full {
-                    let w = word(val, b);
+                    let w = m.word(b);
                     let base = v.as_ptr().add(b * 64);
                     if w == !0 {
                         for j in (0..64 / L).step_by(2) {
@@ -355,7 +352,7 @@ macro_rules! min_max {
                 let kmax = kb.iter().copied().fold(<$k>::MIN, <$k>::max);
                 (unkey!($t, kmin), unkey!($t, kmax))
             };
-            let tail_val = val.map(|b| &b[full..]);
+            let tail_val = m.skip(full * 64);
             let tail = scalar::min_max::<MODE, $t>(&v[full * 64..], tail_val);
             scalar::merge(simd, tail)
         }

@@ -60,3 +60,12 @@ pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
 pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
     scalar::select(words, rows, out)
 }
+
+/// As the scalar twin, compiled with `popcnt`.
+///
+/// # Safety
+/// The CPU supports this level.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
+    scalar::count_mask(m, rows)
+}

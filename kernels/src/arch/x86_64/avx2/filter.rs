@@ -5,8 +5,11 @@
 //! compares (unordered for `!=`), as IEEE and the scalar twin do. The tail
 //! (< 64 rows) runs the scalar twin.
 
-use crate::arch::scalar::filter as scalar;
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE, sink, tail_out};
 use core::arch::x86_64::*;
+
+pub(crate) use super::narrow::{filter_i8, filter_i16, filter_u8, filter_u16};
 
 #[inline(always)]
 unsafe fn mm64(m: __m256i) -> u32 {
@@ -28,12 +31,12 @@ macro_rules! int_bits {
             // SAFETY: AVX2 register ops, enabled by the enclosing leaf.
             unsafe {
                 match OP {
-                    0 => $mm($eq(x, a)),
-                    1 => $mm($eq(x, a)) ^ $all,
-                    2 => $mm($gt(a, x)),
-                    3 => $mm($gt(x, a)) ^ $all,
-                    4 => $mm($gt(x, a)),
-                    5 => $mm($gt(a, x)) ^ $all,
+                    EQ => $mm($eq(x, a)),
+                    NE => $mm($eq(x, a)) ^ $all,
+                    LT => $mm($gt(a, x)),
+                    LE => $mm($gt(x, a)) ^ $all,
+                    GT => $mm($gt(x, a)),
+                    GE => $mm($gt(a, x)) ^ $all,
                     _ => $mm(_mm256_or_si256($gt(a, x), $gt(x, b))) ^ $all,
                 }
             }
@@ -50,12 +53,12 @@ macro_rules! float_bits {
             // SAFETY: AVX register ops, enabled by the enclosing leaf.
             unsafe {
                 (match OP {
-                    0 => $mm($cmp::<_CMP_EQ_OQ>(x, a)),
-                    1 => $mm($cmp::<_CMP_NEQ_UQ>(x, a)),
-                    2 => $mm($cmp::<_CMP_LT_OQ>(x, a)),
-                    3 => $mm($cmp::<_CMP_LE_OQ>(x, a)),
-                    4 => $mm($cmp::<_CMP_GT_OQ>(x, a)),
-                    5 => $mm($cmp::<_CMP_GE_OQ>(x, a)),
+                    EQ => $mm($cmp::<_CMP_EQ_OQ>(x, a)),
+                    NE => $mm($cmp::<_CMP_NEQ_UQ>(x, a)),
+                    LT => $mm($cmp::<_CMP_LT_OQ>(x, a)),
+                    LE => $mm($cmp::<_CMP_LE_OQ>(x, a)),
+                    GT => $mm($cmp::<_CMP_GT_OQ>(x, a)),
+                    GE => $mm($cmp::<_CMP_GE_OQ>(x, a)),
                     _ => $mm($and($cmp::<_CMP_GE_OQ>(x, a), $cmp::<_CMP_LE_OQ>(x, b))),
                 }) as u32
             }
@@ -79,19 +82,22 @@ float_bits!(
 
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $lanes:expr, $bits:ident, |$c:ident| $splat:expr, |$p:ident| $load:expr) => {
-        /// Filter leaf: `OP` as [`scalar::filter_code`], `AND` ands into `out`.
+        /// Filter leaf: `OP` as [`scalar::filter_code`], `SINK` as
+        /// [`scalar::sink`].
         ///
         /// # Safety
         /// The CPU supports AVX2; `out.len() == v.len().div_ceil(64)`.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
-        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+        pub(crate) unsafe fn $name<const OP: u8, const SINK: u8>(
             v: &[$t],
             c1: $t,
             c2: $t,
             out: &mut [u64],
-        ) {
+            m: RowMask<'_>,
+        ) -> usize {
             const L: usize = $lanes;
             let full = v.len() / 64;
+            let mut n = 0;
             // SAFETY: loads read L rows inside block `blk < full`; out has a
             // word per block (caller contract); AVX2 is enabled.
             unsafe {
@@ -110,11 +116,16 @@ macro_rules! filter_leaf {
                         let $p = base.add(L * j);
                         w |= ($bits::<OP>($load, a, b) as u64) << (L * j);
                     }
-                    let o = out.get_unchecked_mut(blk);
-                    *o = if AND { *o & w } else { w };
+                    n += sink::<SINK>(out, blk, w, m);
                 }
             }
-            scalar::filter_code::<OP, AND, $t>(&v[full * 64..], c1, c2, &mut out[full..]);
+            n + scalar::filter_code::<OP, SINK, $t>(
+                &v[full * 64..],
+                c1,
+                c2,
+                tail_out::<SINK>(out, full),
+                m.skip(full * 64),
+            )
         }
     };
 }

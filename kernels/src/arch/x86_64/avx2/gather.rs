@@ -6,7 +6,7 @@
 //! index forms sign-extend their indices, so columns longer than
 //! `i32::MAX` rows also run the scalar twin for `u32` indices.
 
-use crate::gather::raw::{Dst, Idx, Src};
+use crate::arch::scalar::gather::{Dst, Idx, Src};
 use core::arch::x86_64::*;
 
 /// One gather leaf: whole vectors, then the scalar twin for the tail. No
@@ -22,12 +22,16 @@ macro_rules! leaf {
         /// `out.len()` indices are below `src.len()` (and below 2^31 for
         /// 32-bit indices).
         #[target_feature(enable = $feat)]
-        pub(crate) unsafe fn $name(src: &[$raw], idx: &[$ix], out: &mut [$raw]) {
+        pub(crate) unsafe fn $name(
+            src: &[$raw],
+            idx: &[$ix],
+            out: &mut [core::mem::MaybeUninit<$raw>],
+        ) {
             const LANES: usize = $lanes;
             let n = out.len();
             let $s = src.as_ptr();
             let ip = idx.as_ptr();
-            let op = out.as_mut_ptr();
+            let op = out.as_mut_ptr().cast::<$raw>();
             let mut i = 0;
             while i + LANES <= n {
                 // SAFETY: i + LANES <= n <= idx.len(): the lane indices are

@@ -3,7 +3,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::hash::{M1, M2};
+use crate::arch::scalar::hash::{M1, M2};
 
 /// `x * c mod 2^64` per lane, `c` a constant split as `c_lo` (any vector
 /// whose low 32 bits per lane are `c`'s) and `c_hi` (`c >> 32` per lane):

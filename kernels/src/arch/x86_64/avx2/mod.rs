@@ -8,3 +8,4 @@ pub(crate) mod gather;
 pub(crate) mod hash;
 #[cfg(feature = "alloc")]
 pub(crate) mod hll;
+pub(crate) mod narrow;

@@ -8,20 +8,22 @@
 //! Float sums keep the documented lane assignment (4 registers: lane
 //! `row % 32` for f64, `row % 64` for f32), so results equal the scalar twin.
 
-use crate::Element;
+use crate::arch::mask::RowMask;
+use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
 use core::arch::x86_64::*;
+
+pub(crate) use super::narrow::{
+    min_max_i8, min_max_i16, min_max_u8, min_max_u16, sum_i8, sum_i16, sum_u8, sum_u16,
+};
 
 /// The mask word for block `b` of a column of `n` rows: validity (or all
 /// ones) cut to the rows that exist.
 #[inline(always)]
-fn block_word(val: Option<&[u64]>, n: usize, b: usize) -> u64 {
+fn block_word(m: RowMask<'_>, n: usize, b: usize) -> u64 {
     let rows = n - b * 64;
     let lim = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
-    match val {
-        Some(v) => v[b] & lim,
-        None => lim,
-    }
+    m.word(b) & lim
 }
 
 macro_rules! int_sum {
@@ -29,12 +31,12 @@ macro_rules! int_sum {
         /// Wrapping sum of the valid values.
         ///
         /// # Safety
-        /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
-        /// `v.len()` bits.
+        /// The CPU supports AVX-512 (F, BW, DQ, VL); `m` covers `v.len()`
+        /// rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             let n = v.len();
             // SAFETY: a block whose word is all ones has 64 rows below n, so
             // its plain loads read inside `v`; any other block's masked loads
@@ -44,7 +46,7 @@ macro_rules! int_sum {
             unsafe {
                 let mut acc = [_mm512_setzero_si512(); 4];
                 for b in 0..n.div_ceil(64) {
-                    let w = block_word(val, n, b);
+                    let w = block_word(m, n, b);
                     let base = v.as_ptr().wrapping_add(b * 64);
                     if w == !0 {
                         // No mask register on the common path: moving one
@@ -93,12 +95,12 @@ macro_rules! narrow_sum {
         /// Sum of the valid values, exact in 64 bits (wrapping past them).
         ///
         /// # Safety
-        /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
-        /// `v.len()` bits.
+        /// The CPU supports AVX-512 (F, BW, DQ, VL); `m` covers `v.len()`
+        /// rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $sum {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let n = v.len();
             let blocks = n.div_ceil(64);
             // SAFETY: loads as in `int_sum`: plain ones only for blocks of
@@ -112,7 +114,7 @@ macro_rules! narrow_sum {
                     let mut w = [_mm512_setzero_si512(); 4];
                     let mut h = [_mm512_setzero_si512(); 4];
                     while b < end {
-                        let m = block_word(val, n, b);
+                        let m = block_word(m, n, b);
                         let base = v.as_ptr().wrapping_add(b * 64);
                         if m == !0 {
                             for j in 0..4 {
@@ -170,22 +172,22 @@ macro_rules! float_sum {
         /// Sum of the valid values in the documented order.
         ///
         /// # Safety
-        /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
-        /// `v.len()` bits.
+        /// The CPU supports AVX-512 (F, BW, DQ, VL); `m` covers `v.len()`
+        /// rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
-        pub(crate) unsafe fn $name(v: &[$t], val: Option<&[u64]>) -> $t {
+        pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             const L: usize = $lanes;
             let n = v.len();
-            let mut lanes = [<$t as Element>::SUM_ZERO; 64];
+            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
             // SAFETY: loads as in `int_sum`: plain ones only for blocks of 64
             // rows below n, masked ones enabling only rows < n. The stores
             // write 4 * L <= 64 lanes into `lanes`.
             unsafe {
                 let mut acc = [$set1(-0.0); 4];
                 for b in 0..n.div_ceil(64) {
-                    let w = block_word(val, n, b);
+                    let w = block_word(m, n, b);
                     let base = v.as_ptr().wrapping_add(b * 64);
                     if w == !0 {
                         // Same lanes, no mask register (see `int_sum`).
@@ -278,12 +280,12 @@ macro_rules! min_max {
         /// `(min, max)` of the valid values, as the scalar twin.
         ///
         /// # Safety
-        /// The CPU supports AVX-512 (F, BW, DQ, VL); `val`, if any, covers
-        /// `v.len()` bits.
+        /// The CPU supports AVX-512 (F, BW, DQ, VL); `m` covers `v.len()`
+        /// rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
-        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], val: Option<&[u64]>) -> ($t, $t) {
+        pub(crate) unsafe fn $name<const MODE: u8>(v: &[$t], m: RowMask<'_>) -> ($t, $t) {
             const L: usize = $lanes;
             let n = v.len();
             // SAFETY: loads as in `int_sum`: all lanes only for blocks of 64
@@ -294,7 +296,7 @@ macro_rules! min_max {
                 let (hi, lo) = ($set1($hi), $set1($lo));
                 let (mut mn0, mut mn1, mut mx0, mut mx1) = (hi, hi, lo, lo);
                 for b in 0..n.div_ceil(64) {
-                    let w = block_word(val, n, b);
+                    let w = block_word(m, n, b);
                     let base = v.as_ptr().wrapping_add(b * 64);
                     for j in (0..64 / L).step_by(2) {
                         let (p0, p1) = (base.wrapping_add(L * j), base.wrapping_add(L * j + L));

@@ -71,3 +71,14 @@ pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
 pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
     scalar::select(words, rows, out)
 }
+
+/// As the scalar twin, compiled with `popcnt`.
+///
+/// # Safety
+/// The CPU supports this level.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
+    scalar::count_mask(m, rows)
+}

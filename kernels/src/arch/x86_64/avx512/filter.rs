@@ -3,6 +3,8 @@
 //! block masks its loads and compares to the rows that exist; full blocks
 //! use constant all-ones masks, which compile to plain loads and compares.
 
+use crate::arch::mask::RowMask;
+use crate::arch::scalar::filter::{EQ, GE, GT, LE, LT, NE, sink};
 use core::arch::x86_64::*;
 
 // The float compares into a mask (`vcmppd`/`vcmpps`): the instructions on a
@@ -69,12 +71,12 @@ macro_rules! filter_word {
             let m: $mt = $mask;
             let x = $loadz(m, $base.wrapping_add($lanes * $j).cast());
             let r: $mt = match $op {
-                0 => $cmp::<{ $eq }>(m, x, $a),
-                1 => $cmp::<{ $ne }>(m, x, $a),
-                2 => $cmp::<{ $lt }>(m, x, $a),
-                3 => $cmp::<{ $le }>(m, x, $a),
-                4 => $cmp::<{ $gt }>(m, x, $a),
-                5 => $cmp::<{ $ge }>(m, x, $a),
+                EQ => $cmp::<{ $eq }>(m, x, $a),
+                NE => $cmp::<{ $ne }>(m, x, $a),
+                LT => $cmp::<{ $lt }>(m, x, $a),
+                LE => $cmp::<{ $le }>(m, x, $a),
+                GT => $cmp::<{ $gt }>(m, x, $a),
+                GE => $cmp::<{ $ge }>(m, x, $a),
                 _ => $cmp::<{ $le }>($cmp::<{ $ge }>(m, x, $a), x, $b),
             };
             w |= (r as u64) << ($lanes * $j);
@@ -86,8 +88,8 @@ macro_rules! filter_word {
 macro_rules! filter_leaf {
     ($name:ident, $t:ty, $lanes:expr, $mt:ty, $set1:ident, $loadz:ident, $cmp:ident,
      [$eq:expr, $ne:expr, $lt:expr, $le:expr, $gt:expr, $ge:expr]) => {
-        /// Filter leaf: `OP` as the scalar twin's `filter_code`, `AND` ands
-        /// into `out`.
+        /// Filter leaf: `OP` and `SINK` as the scalar twin's
+        /// `filter_code`.
         ///
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL);
@@ -95,14 +97,16 @@ macro_rules! filter_leaf {
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
-        pub(crate) unsafe fn $name<const OP: u8, const AND: bool>(
+        pub(crate) unsafe fn $name<const OP: u8, const SINK: u8>(
             v: &[$t],
             c1: $t,
             c2: $t,
             out: &mut [u64],
-        ) {
+            m: RowMask<'_>,
+        ) -> usize {
             const L: usize = $lanes;
             let n = v.len();
+            let mut count = 0;
             // SAFETY: masked loads and compares enable only rows < n; the
             // addresses are formed with wrapping_add; out has a word per
             // block (caller contract); AVX-512 is enabled.
@@ -141,10 +145,10 @@ macro_rules! filter_leaf {
                             [$eq, $ne, $lt, $le, $gt, $ge]
                         )
                     };
-                    let o = out.get_unchecked_mut(blk);
-                    *o = if AND { *o & w } else { w };
+                    count += sink::<SINK>(out, blk, w, m);
                 }
             }
+            count
         }
     };
 }
@@ -225,4 +229,47 @@ filter_leaf!(
     _mm512_maskz_loadu_ps,
     cmp_ps,
     [FLT[0], FLT[1], FLT[2], FLT[3], FLT[4], FLT[5]]
+);
+
+// 8- and 16-bit columns (AVX-512 BW): 64 or 32 lanes a vector, so one or
+// two compares make the block's output word.
+filter_leaf!(
+    filter_i16,
+    i16,
+    32,
+    u32,
+    _mm512_set1_epi16,
+    _mm512_maskz_loadu_epi16,
+    _mm512_mask_cmp_epi16_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u16,
+    u16,
+    32,
+    u32,
+    _mm512_set1_epi16,
+    _mm512_maskz_loadu_epi16,
+    _mm512_mask_cmp_epu16_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_i8,
+    i8,
+    64,
+    u64,
+    _mm512_set1_epi8,
+    _mm512_maskz_loadu_epi8,
+    _mm512_mask_cmp_epi8_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
+);
+filter_leaf!(
+    filter_u8,
+    u8,
+    64,
+    u64,
+    _mm512_set1_epi8,
+    _mm512_maskz_loadu_epi8,
+    _mm512_mask_cmp_epu8_mask,
+    [INT[0], INT[1], INT[2], INT[3], INT[4], INT[5]]
 );

@@ -3,7 +3,7 @@
 
 use core::arch::x86_64::*;
 
-use crate::hash::{M1, M2};
+use crate::arch::scalar::hash::{M1, M2};
 
 /// The Moremur constants in vectors.
 #[derive(Clone, Copy)]

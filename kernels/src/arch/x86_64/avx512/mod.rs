@@ -5,6 +5,9 @@
 pub(crate) mod agg;
 pub(crate) mod bitmap;
 pub(crate) mod filter;
+#[cfg(feature = "alloc")]
+pub(crate) mod grouped;
 pub(crate) mod hash;
 #[cfg(feature = "alloc")]
 pub(crate) mod hll;
+pub(crate) mod narrow;

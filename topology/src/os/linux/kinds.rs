@@ -11,13 +11,9 @@ use std::format;
 use std::string::String;
 use std::vec::Vec;
 
-use super::linux::Sysfs;
+use super::sysfs::{CPU_DIR, Res, Sysfs};
 use crate::parse;
-use crate::{CoreKind, CpuSet, TopologyError};
-
-type Res<T> = Result<T, TopologyError>;
-
-const CPU_DIR: &str = "sys/devices/system/cpu";
+use crate::{CoreKind, CpuSet};
 
 #[derive(Clone, Debug, Default)]
 struct Kind {
@@ -77,7 +73,7 @@ impl Kind {
     }
 }
 
-/// Refines `kinds` with `set` (hwloc_internal_cpukinds_register).
+/// Refines `kinds` with `set`, as hwloc registers a CPU kind.
 fn register(kinds: &mut Vec<Kind>, mut set: CpuSet, forced: Option<u64>, info: Info) {
     if set.is_empty() {
         return;
@@ -255,7 +251,7 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
 
 /// Turbo Boost Max 3.0 gives some cores of one kind a slightly higher max
 /// frequency; within a base frequency, spreads under `percent` are flattened
-/// to the minimum (hwloc_linux_cpukinds_adjust_maxfreqs).
+/// to the minimum, as hwloc does.
 fn adjust_max_freqs(per: &mut [PerCpu], percent: u64) {
     let mut bases: Vec<u64> = per.iter().map(|p| p.base_khz).collect();
     bases.sort_unstable();
@@ -279,7 +275,7 @@ fn adjust_max_freqs(per: &mut [PerCpu], percent: u64) {
     }
 }
 
-/// Orders kinds from efficient to performant (hwloc_internal_cpukinds_rank);
+/// Orders kinds from efficient to performant, as hwloc ranks them;
 /// leaves the registration order, and returns false, when no ranking is
 /// unambiguous.
 fn rank(kinds: &mut [Kind]) -> bool {

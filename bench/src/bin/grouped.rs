@@ -1,0 +1,330 @@
+//! The engine-facing kernels against what an engine would write or call
+//! instead, interleaved round by round, medians:
+//!
+//! * u8/u16 compare to a bitmap (`lt`) against arrow-rs's `lt`/`eq` on
+//!   `UInt8Array`/`UInt16Array`, in cache and at 128 Mi rows, where a
+//!   read-only pass over the same column (the ceiling loop) is the
+//!   bandwidth yardstick, measured in the same rounds;
+//! * grouped sum of f64 by a u8 code (3, 16, 256 groups, 1 Mi rows)
+//!   against a fused scalar loop and a `std::collections::HashMap` group-by;
+//! * HyperLogLog add of the keys a selection bitmap picks against
+//!   `select_into` + `gather` + add.
+//!
+//! ```sh
+//! cargo run --release --manifest-path bench/Cargo.toml --bin grouped
+//! # quicker: --rounds 3 --big-log2 24
+//! ```
+
+use arrow_array::UInt8Array;
+use arrow_array::UInt16Array;
+use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_kernels::filter::CmpOp;
+use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
+use keel_kernels::hll::HyperLogLog;
+use keel_kernels::mask::{Bits, Selection};
+use keel_kernels::{Kernels, bitmap, cpu, gather};
+use std::collections::HashMap;
+use std::time::Instant;
+
+fn rng(n: usize, seed: u64) -> Vec<u64> {
+    let mut s = seed | 1;
+    (0..n)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        })
+        .collect()
+}
+
+/// GB/s of `bytes` per call, over enough calls to last a few ms.
+fn gbps(bytes: usize, mut f: impl FnMut()) -> f64 {
+    let iters = ((64 << 20) / bytes.max(1)).max(1);
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    (bytes * iters) as f64 / t.elapsed().as_secs_f64() / 1e9
+}
+
+/// Nanoseconds per row of a call over `rows` rows.
+fn ns_per_row(rows: usize, mut f: impl FnMut()) -> f64 {
+    let iters = ((16 << 20) / rows.max(1)).max(1);
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / (rows * iters) as f64
+}
+
+/// The ceiling loop: a read of every byte of `v` with eight independent
+/// 512-bit accumulators (no add chain to wait on).
+fn read_pass(v: &[u8]) -> u64 {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx512f")]
+    unsafe fn wide(v: &[u8]) -> u64 {
+        let mut acc = [_mm512_setzero_si512(); 8];
+        for c in v.chunks_exact(512) {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the chunk holds 512 bytes.
+                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(64 * j).cast()) };
+                *a = _mm512_xor_si512(*a, x);
+            }
+        }
+        let s = acc
+            .iter()
+            .fold(_mm512_setzero_si512(), |a, &b| _mm512_xor_si512(a, b));
+        _mm512_reduce_add_epi64(s) as u64
+    }
+    assert_eq!(
+        cpu::detected(),
+        cpu::Level::Avx512,
+        "the read pass needs AVX-512"
+    );
+    // SAFETY: checked just above.
+    unsafe { wide(v) }
+}
+
+struct Args {
+    rounds: usize,
+    big_log2: u32,
+}
+
+fn args() -> Args {
+    let mut a = Args {
+        rounds: 5,
+        big_log2: 27,
+    };
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < v.len() {
+        let val = v.get(i + 1).cloned().unwrap_or_default();
+        match v[i].as_str() {
+            "--rounds" => a.rounds = val.parse().expect("--rounds N"),
+            "--big-log2" => a.big_log2 = val.parse().expect("--big-log2 N"),
+            other => panic!("unknown argument {other}"),
+        }
+        i += 2;
+    }
+    a
+}
+
+fn compare_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
+    let k = Kernels::current();
+    for log2 in [12u32, 16, a.big_log2] {
+        let n = 1usize << log2;
+        let raw = rng(n / 8 + 1, 7);
+        let u8s: Vec<u8> = raw.iter().flat_map(|x| x.to_le_bytes()).take(n).collect();
+        let u16s: Vec<u16> = u8s.iter().map(|&x| u16::from(x) * 257).collect();
+        let a8 = UInt8Array::from(u8s.clone());
+        let a16 = UInt16Array::from(u16s.clone());
+        let (s8, s16) = (UInt8Array::new_scalar(128), UInt16Array::new_scalar(32768));
+        let mut out = vec![0u64; n.div_ceil(64)];
+        let big = log2 == a.big_log2;
+        for (ty, bytes) in [("u8", n), ("u16", 2 * n)] {
+            let mut c = vec![
+                Contender::new("keel lt", || {
+                    gbps(bytes, || {
+                        if ty == "u8" {
+                            k.compare(black_box(&u8s), CmpOp::Lt, 128, &mut out)
+                                .unwrap();
+                        } else {
+                            k.compare(black_box(&u16s), CmpOp::Lt, 32768, &mut out)
+                                .unwrap();
+                        }
+                        black_box(&out);
+                    })
+                }),
+                Contender::new("arrow lt", || {
+                    gbps(bytes, || {
+                        if ty == "u8" {
+                            black_box(arrow_ord::cmp::lt(black_box(&a8), &s8).unwrap());
+                        } else {
+                            black_box(arrow_ord::cmp::lt(black_box(&a16), &s16).unwrap());
+                        }
+                    })
+                }),
+                Contender::new("arrow eq", || {
+                    gbps(bytes, || {
+                        if ty == "u8" {
+                            black_box(arrow_ord::cmp::eq(black_box(&a8), &s8).unwrap());
+                        } else {
+                            black_box(arrow_ord::cmp::eq(black_box(&a16), &s16).unwrap());
+                        }
+                    })
+                }),
+            ];
+            if big {
+                let bytes_view: &[u8] = if ty == "u8" {
+                    &u8s
+                } else {
+                    // SAFETY: u16 has no padding and u8 no alignment: the
+                    // same memory as bytes.
+                    unsafe { std::slice::from_raw_parts(u16s.as_ptr().cast(), 2 * n) }
+                };
+                c.push(Contender::new("read pass", move || {
+                    gbps(bytes, || {
+                        black_box(read_pass(black_box(bytes_view)));
+                    })
+                }));
+            }
+            let m = interleave(a.rounds, &mut c);
+            rows.push(vec![
+                format!("compare lt {ty}"),
+                format!("{} rows", size(n)),
+                format!("{:.1}", m[0]),
+                format!("{:.1} / {:.1}", m[1], m[2]),
+                format!("{:.2}x / {:.2}x", m[0] / m[1], m[0] / m[2]),
+                if big {
+                    format!("{:.1} ({:.2})", m[3], m[0] / m[3])
+                } else {
+                    "-".into()
+                },
+            ]);
+            eprintln!("{:?}", rows.last().unwrap());
+        }
+    }
+}
+
+/// The fused scalar loop an engine writes: one pass, count and sum.
+#[inline(never)]
+fn fused(codes: &[u8], v: &[f64], sums: &mut [f64; 256], counts: &mut [u64; 256]) {
+    for (&c, &x) in codes.iter().zip(v) {
+        sums[usize::from(c)] += x;
+        counts[usize::from(c)] += 1;
+    }
+}
+
+fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
+    let n = 1 << 20;
+    let v: Vec<f64> = rng(n, 5)
+        .iter()
+        .map(|&r| (r % 10_000) as f64 / 7.0)
+        .collect();
+    for groups in [3u64, 16, 256] {
+        let codes: Vec<u8> = rng(n, 9).iter().map(|&r| (r % groups) as u8).collect();
+        let layout = Groups::u8(256).unwrap();
+        let mut c = vec![
+            Contender::new("keel", || {
+                ns_per_row(n, || {
+                    let mut t = GroupTable::<f64>::new(layout, 1, Aggs::SUM).unwrap();
+                    t.add(Keys::U8(black_box(&codes)), &[black_box(&v)], None)
+                        .unwrap();
+                    black_box(t.count(0));
+                })
+            }),
+            Contender::new("fused loop", || {
+                ns_per_row(n, || {
+                    let (mut s, mut c) = ([0.0; 256], [0u64; 256]);
+                    fused(black_box(&codes), black_box(&v), &mut s, &mut c);
+                    black_box((s, c));
+                })
+            }),
+            Contender::new("HashMap", || {
+                ns_per_row(n, || {
+                    let mut m: HashMap<u8, (f64, u64)> = HashMap::new();
+                    for (&k, &x) in black_box(&codes).iter().zip(black_box(&v)) {
+                        let e = m.entry(k).or_insert((0.0, 0));
+                        e.0 += x;
+                        e.1 += 1;
+                    }
+                    black_box(m.len());
+                })
+            }),
+        ];
+        let m = interleave(a.rounds, &mut c);
+        rows.push(vec![
+            format!("grouped f64 sum, {groups} groups"),
+            "1 Mi rows".into(),
+            format!("{:.3} ns/row", m[0]),
+            format!("{:.3} / {:.3} ns/row", m[1], m[2]),
+            format!("{:.2}x / {:.2}x", m[1] / m[0], m[2] / m[0]),
+            "-".into(),
+        ]);
+        eprintln!("{:?}", rows.last().unwrap());
+    }
+}
+
+fn hll_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
+    let n = 1 << 20;
+    let keys = rng(n, 11);
+    for density in [2u64, 10] {
+        // About 1/density of the rows selected.
+        let r = rng(n, 17);
+        let sel: Vec<u64> = r
+            .chunks(64)
+            .map(|ch| {
+                ch.iter()
+                    .enumerate()
+                    .fold(0u64, |w, (j, &x)| w | (u64::from(x % density == 0) << j))
+            })
+            .collect();
+        let picked = bitmap::popcount(&sel, n).unwrap();
+        let mut rows_buf = vec![0u32; n];
+        let mut gathered = vec![0u64; n];
+        let mut c = vec![
+            Contender::new("keel masked add", || {
+                ns_per_row(n, || {
+                    let mut h = HyperLogLog::new(14).unwrap();
+                    h.add_u64_column_masked(black_box(&keys), Selection::Bitmap(Bits::new(&sel)))
+                        .unwrap();
+                    black_box(h.registers()[0]);
+                })
+            }),
+            Contender::new("select+gather+add", || {
+                ns_per_row(n, || {
+                    let mut h = HyperLogLog::new(14).unwrap();
+                    let m = bitmap::select_into(black_box(&sel), n, &mut rows_buf).unwrap();
+                    gather::gather(black_box(&keys), &rows_buf[..m], &mut gathered[..m]).unwrap();
+                    h.add_u64_column(&gathered[..m]);
+                    black_box(h.registers()[0]);
+                })
+            }),
+        ];
+        let m = interleave(a.rounds, &mut c);
+        rows.push(vec![
+            format!("HLL add, 1 in {density} selected ({picked} keys)"),
+            "1 Mi rows".into(),
+            format!("{:.3} ns/row", m[0]),
+            format!("{:.3} ns/row", m[1]),
+            format!("{:.2}x", m[1] / m[0]),
+            "-".into(),
+        ]);
+        eprintln!("{:?}", rows.last().unwrap());
+    }
+}
+
+fn size(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} Mi", n >> 20)
+    } else {
+        format!("{} Ki", n >> 10)
+    }
+}
+
+fn main() {
+    let a = args();
+    println!(
+        "keel-kernels engine bench: level {} (detected {}), rounds {}",
+        cpu::level(),
+        cpu::detected(),
+        a.rounds
+    );
+    let mut rows = Vec::new();
+    compare_rows(&a, &mut rows);
+    grouped_rows(&a, &mut rows);
+    hll_rows(&a, &mut rows);
+    println!();
+    print_table(
+        &[
+            "kernel",
+            "size",
+            "keel",
+            "anchor(s)",
+            "keel vs anchor(s)",
+            "read pass GB/s (keel share)",
+        ],
+        &rows,
+    );
+}

@@ -1,0 +1,299 @@
+//! Column sums at every size, with the yardsticks in the same rounds:
+//! keel as dispatched, keel's AVX-512 and AVX2 leaves pinned, arrow-rs's
+//! `sum`, a hand-written ceiling loop (eight independent accumulators of the
+//! widest vectors, no masks, no tail handling beyond a scalar remainder),
+//! and a read-only pass over the same buffer (the bandwidth yardstick for
+//! the share-of-bandwidth column). GB/s of input, medians of interleaved
+//! rounds, every contender over the same buffer; `ceiling B/cyc` is the
+//! ceiling loop's bytes per TSC cycle (the TSC rate measured against the
+//! wall clock: `tsc_hz` below).
+//!
+//! ```sh
+//! cargo run --release --manifest-path bench/Cargo.toml --bin sums
+//! # quicker: --rounds 3 --max-log2 24
+//! ```
+
+use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
+use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_kernels::{Element, Kernels, cpu};
+use std::arch::x86_64::*;
+use std::time::Instant;
+
+fn gbps(bytes: usize, mut f: impl FnMut()) -> f64 {
+    let iters = ((64 << 20) / bytes.max(1)).max(1);
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    (bytes * iters) as f64 / t.elapsed().as_secs_f64() / 1e9
+}
+
+/// TSC ticks per second, measured against the wall clock.
+fn tsc_hz() -> f64 {
+    // SAFETY: rdtsc has no preconditions.
+    let (t0, c0) = (Instant::now(), unsafe { _rdtsc() });
+    while t0.elapsed().as_millis() < 100 {}
+    // SAFETY: as above.
+    let c1 = unsafe { _rdtsc() };
+    (c1 - c0) as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// The ceiling loops: eight 512-bit accumulators, 512 bytes an iteration.
+mod ceiling {
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn i64s(v: &[i64]) -> i64 {
+        let mut acc = [_mm512_setzero_si512(); 8];
+        let mut ch = v.chunks_exact(64);
+        for c in &mut ch {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the chunk holds 64 values.
+                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(8 * j).cast()) };
+                *a = _mm512_add_epi64(*a, x);
+            }
+        }
+        let s = acc
+            .iter()
+            .fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi64(a, b));
+        _mm512_reduce_add_epi64(s)
+            .wrapping_add(ch.remainder().iter().fold(0i64, |a, &b| a.wrapping_add(b)))
+    }
+
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn f64s(v: &[f64]) -> f64 {
+        let mut acc = [_mm512_setzero_pd(); 8];
+        let mut ch = v.chunks_exact(64);
+        for c in &mut ch {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the chunk holds 64 values.
+                let x = unsafe { _mm512_loadu_pd(c.as_ptr().add(8 * j)) };
+                *a = _mm512_add_pd(*a, x);
+            }
+        }
+        let s = acc
+            .iter()
+            .fold(_mm512_setzero_pd(), |a, &b| _mm512_add_pd(a, b));
+        _mm512_reduce_add_pd(s) + ch.remainder().iter().sum::<f64>()
+    }
+
+    /// A wrapping 32-bit sum (what arrow's `sum` of `Int32` computes).
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn i32s(v: &[i32]) -> i32 {
+        let mut acc = [_mm512_setzero_si512(); 8];
+        let mut ch = v.chunks_exact(128);
+        for c in &mut ch {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the chunk holds 128 values.
+                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(16 * j).cast()) };
+                *a = _mm512_add_epi32(*a, x);
+            }
+        }
+        let s = acc
+            .iter()
+            .fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
+        _mm512_reduce_add_epi32(s)
+            .wrapping_add(ch.remainder().iter().fold(0i32, |a, &b| a.wrapping_add(b)))
+    }
+
+    /// A read of every byte, xor-folded (no add chain to wait on).
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn read(v: &[u8]) -> u64 {
+        let mut acc = [_mm512_setzero_si512(); 8];
+        let mut ch = v.chunks_exact(512);
+        for c in &mut ch {
+            for (j, a) in acc.iter_mut().enumerate() {
+                // SAFETY: the chunk holds 512 bytes.
+                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(64 * j).cast()) };
+                *a = _mm512_xor_si512(*a, x);
+            }
+        }
+        let s = acc
+            .iter()
+            .fold(_mm512_setzero_si512(), |a, &b| _mm512_xor_si512(a, b));
+        _mm512_reduce_add_epi64(s) as u64
+    }
+}
+
+trait Col: Element + arrow_array::ArrowNativeTypeOp {
+    type A: ArrowPrimitiveType<Native = Self>;
+    fn make(r: u64) -> Self;
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    unsafe fn ceiling(v: &[Self]) -> Self;
+}
+impl Col for i64 {
+    type A = Int64Type;
+    fn make(r: u64) -> i64 {
+        (r % 1_000_000) as i64 - 500_000
+    }
+    unsafe fn ceiling(v: &[i64]) -> i64 {
+        // SAFETY: forwarded.
+        unsafe { ceiling::i64s(v) }
+    }
+}
+impl Col for f64 {
+    type A = Float64Type;
+    fn make(r: u64) -> f64 {
+        (r % 1_000_000) as f64 / 7.0
+    }
+    unsafe fn ceiling(v: &[f64]) -> f64 {
+        // SAFETY: forwarded.
+        unsafe { ceiling::f64s(v) }
+    }
+}
+impl Col for i32 {
+    type A = Int32Type;
+    fn make(r: u64) -> i32 {
+        (r % 1_000_000) as i32 - 500_000
+    }
+    unsafe fn ceiling(v: &[i32]) -> i32 {
+        // SAFETY: forwarded.
+        unsafe { ceiling::i32s(v) }
+    }
+}
+
+fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<String>>) {
+    let max = *sizes.last().unwrap();
+    let mut s = 7u64;
+    let values: Vec<T> = (0..max)
+        .map(|_| {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            T::make(s.wrapping_mul(0x2545_F491_4F6C_DD1D))
+        })
+        .collect();
+    // One buffer for every contender: arrow's array owns the values and
+    // keel reads the same memory (a copy would sit on other pages).
+    let arr = PrimitiveArray::<T::A>::new(arrow_buffer::ScalarBuffer::from(values), None);
+    let values: &[T] = arr.values();
+    let (k, k5, k2) = (
+        Kernels::current(),
+        Kernels::at(cpu::Level::Avx512).unwrap(),
+        Kernels::at(cpu::Level::Avx2).unwrap(),
+    );
+    for &n in sizes {
+        let v = &values[..n];
+        let a = arr.slice(0, n);
+        let bytes = std::mem::size_of_val(v);
+        // SAFETY: any initialised memory reads as bytes.
+        let raw: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), bytes) };
+        let mut c = vec![
+            Contender::new("keel", || {
+                gbps(bytes, || {
+                    black_box(k.sum(black_box(v)));
+                })
+            }),
+            Contender::new("keel avx512", || {
+                gbps(bytes, || {
+                    black_box(k5.sum(black_box(v)));
+                })
+            }),
+            Contender::new("keel avx2", || {
+                gbps(bytes, || {
+                    black_box(k2.sum(black_box(v)));
+                })
+            }),
+            Contender::new("arrow", || {
+                gbps(bytes, || {
+                    black_box(arrow_arith::aggregate::sum(black_box(&a)));
+                })
+            }),
+            Contender::new("ceiling", || {
+                // SAFETY: the caller checked the CPU has AVX-512.
+                gbps(bytes, || {
+                    black_box(unsafe { T::ceiling(black_box(v)) });
+                })
+            }),
+            Contender::new("read pass", || {
+                // SAFETY: as above.
+                gbps(bytes, || {
+                    black_box(unsafe { ceiling::read(black_box(raw)) });
+                })
+            }),
+        ];
+        let m = interleave(rounds, &mut c);
+        let name = if n >= 1 << 20 {
+            format!("{} Mi", n >> 20)
+        } else {
+            format!("{} Ki", n >> 10)
+        };
+        rows.push(vec![
+            T::NAME.to_string(),
+            name,
+            format!("{:.1}", m[0]),
+            format!("{:.1}", m[1]),
+            format!("{:.1}", m[2]),
+            format!("{:.1}", m[3]),
+            format!("{:.1}", m[4]),
+            format!("{:.2}", m[4] * 1e9 / hz),
+            format!("{:.1}", m[5]),
+            format!("{:.2}", m[0] / m[3]),
+            format!("{:.2}", m[0] / m[4]),
+            format!("{:.2}", m[0] / m[5]),
+        ]);
+        eprintln!("{:?}", rows.last().unwrap());
+    }
+}
+
+fn main() {
+    let mut rounds = 5;
+    let mut max_log2 = 27;
+    let v: Vec<String> = std::env::args().skip(1).collect();
+    for p in v.chunks(2) {
+        match p[0].as_str() {
+            "--rounds" => rounds = p[1].parse().unwrap(),
+            "--max-log2" => max_log2 = p[1].parse().unwrap(),
+            o => panic!("unknown argument {o}"),
+        }
+    }
+    assert_eq!(
+        cpu::detected(),
+        cpu::Level::Avx512,
+        "this bench needs an AVX-512 CPU"
+    );
+    let sizes: Vec<usize> = [12u32, 16, 20, 22, 24, 27]
+        .into_iter()
+        .filter(|&l| l <= max_log2)
+        .map(|l| 1 << l)
+        .collect();
+    let hz = tsc_hz();
+    println!(
+        "sums: level {}, rounds {rounds}, TSC {:.3} GHz",
+        cpu::level(),
+        hz / 1e9
+    );
+    let mut rows = Vec::new();
+    run::<i64>(&sizes, rounds, hz, &mut rows);
+    run::<f64>(&sizes, rounds, hz, &mut rows);
+    run::<i32>(&sizes, rounds, hz, &mut rows);
+    print_table(
+        &[
+            "type",
+            "rows",
+            "keel",
+            "keel avx512",
+            "keel avx2",
+            "arrow",
+            "ceiling",
+            "ceiling B/cyc",
+            "read pass",
+            "keel/arrow",
+            "keel/ceiling",
+            "keel/read",
+        ],
+        &rows,
+    );
+}

@@ -1,0 +1,236 @@
+//! Double and interior frees never alias memory. The checks are always on
+//! (release builds too): through `Heap::try_free` each case is an error and
+//! changes nothing, and through `Heap::free`, `raw::free` and `realloc` it
+//! ends the process with one line on stderr (run in a child process: this
+//! test binary re-executes itself with `KEEL_BAD_FREE_CASE` set). Every size
+//! range: small, medium (buddy), direct maps, and a direct map aligned to
+//! 1 MiB.
+#![cfg(not(keel_loom))]
+
+mod common;
+use common::SendPtr;
+use keel_heap::{BadPointer, Heap, MEDIUM_MAX, SMALL_MAX, raw};
+use std::process::Command;
+
+/// (size, alignment) per size range.
+const RANGES: [(usize, usize); 6] = [
+    (32, 8),
+    (64, 8),
+    (SMALL_MAX, 8),
+    (40_000, 8),
+    (3 * MEDIUM_MAX, 8),
+    (3 * MEDIUM_MAX, 1 << 20),
+];
+
+/// Allocates a few blocks and asserts none overlaps `[p, p + len)` or
+/// another: nothing freed wrongly was handed out twice.
+fn assert_no_alias(h: &Heap, live: &[(usize, usize)], size: usize, align: usize) {
+    let fresh: Vec<*mut u8> = (0..8).map(|_| h.alloc(size, align)).collect();
+    let mut all: Vec<(usize, usize)> = live.to_vec();
+    all.extend(fresh.iter().map(|&q| (q as usize, size.max(1))));
+    all.sort();
+    for w in all.windows(2) {
+        assert!(w[0].0 + w[0].1 <= w[1].0, "blocks overlap: {w:x?}");
+    }
+    for q in fresh {
+        // SAFETY: live, freed once.
+        unsafe { h.free(q) };
+    }
+}
+
+#[test]
+fn double_and_interior_frees_are_errors_that_change_nothing() {
+    let h = Heap::new().unwrap();
+    for (size, align) in RANGES {
+        let keep = h.alloc(size, align);
+        let p = h.alloc(size, align);
+        assert!(!keep.is_null() && !p.is_null());
+        // SAFETY: a live block.
+        let usable = unsafe { keel_heap::usable_size(p) };
+        // SAFETY: `p` and `keep` are live; every bad call only looks.
+        unsafe {
+            for off in [1, 8, 16, size / 2, size - 1] {
+                let e = h.try_free(p.add(off));
+                assert_eq!(
+                    e,
+                    Err(BadPointer::Interior {
+                        addr: p as usize + off,
+                        block: p as usize,
+                        size: usable
+                    }),
+                    "size {size} align {align} offset {off}"
+                );
+            }
+            assert_eq!(h.try_free(p), Ok(()), "size {size}");
+            // Immediately, and after other frees and allocations.
+            assert_eq!(h.try_free(p), Err(BadPointer::DoubleFree(p as usize)));
+            let other = h.alloc(size, align);
+            let q = h.alloc(size, align);
+            assert_eq!(h.try_free(q), Ok(()));
+            // (If `p` came back as `other`, freeing it is no double free.)
+            if other != p {
+                assert_eq!(
+                    h.try_free(p),
+                    Err(BadPointer::DoubleFree(p as usize)),
+                    "size {size}"
+                );
+            }
+            assert_no_alias(
+                &h,
+                &[(keep as usize, size), (other as usize, size)],
+                size,
+                align,
+            );
+            h.free(other);
+            h.free(keep);
+        }
+    }
+    let mut on_stack = [0u64; 4];
+    let sp = on_stack.as_mut_ptr().cast::<u8>();
+    // SAFETY: not keel-heap's: nothing happens to it.
+    let r = unsafe { h.try_free(sp) };
+    assert_eq!(r, Err(BadPointer::Foreign(sp as usize)));
+    h.is_valid().unwrap();
+}
+
+/// Another thread's double free of a small block is refused at its second
+/// free, and so is the owner's free of a block another thread already freed
+/// (it waits on the owner's foreign list).
+#[test]
+fn double_frees_across_threads_are_errors() {
+    let h = Heap::new().unwrap();
+    let p = SendPtr(h.alloc(48, 8));
+    let q = h.alloc(48, 8);
+    let r = std::thread::spawn(move || {
+        let p = p;
+        let other = Heap::new().unwrap();
+        // SAFETY: `p` is live, freed once; the second call only looks.
+        unsafe { (other.try_free(p.0), other.try_free(p.0)) }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(r.0, Ok(()));
+    assert!(matches!(r.1, Err(BadPointer::DoubleFree(_))));
+    let q2 = SendPtr(q);
+    std::thread::spawn(move || {
+        let q2 = q2;
+        // SAFETY: live, freed once, by a thread without a heap of its own.
+        unsafe { raw::free(q2.0) }
+    })
+    .join()
+    .unwrap();
+    // SAFETY: already freed by the other thread: only looked at.
+    let r = unsafe { h.try_free(q) };
+    assert_eq!(r, Err(BadPointer::DoubleFree(q as usize)));
+    h.is_valid().unwrap();
+}
+
+/// The aborting cases, each run in a child process.
+const CASES: &[&str] = &[
+    "double-32",
+    "double-64",
+    "double-medium",
+    "double-direct",
+    "double-aligned",
+    "interior-64",
+    "interior-medium",
+    "interior-direct",
+    "interior-aligned",
+    "realloc-freed",
+    "realloc-interior",
+    "raw-double",
+];
+
+fn run_case(case: &str) {
+    let h = Heap::new().unwrap();
+    let (kind, what) = case.split_once('-').unwrap();
+    let (size, align) = match what {
+        "32" => (32, 8),
+        "64" | "freed" => (64, 8),
+        "medium" => (40_000, 8),
+        "direct" => (8 << 20, 8),
+        "aligned" => (3 * MEDIUM_MAX, 1 << 20),
+        _ => (64, 8),
+    };
+    let p = h.alloc(size, align);
+    // SAFETY: deliberately wrong, in a child process that must abort.
+    unsafe {
+        match kind {
+            "double" => {
+                h.free(p);
+                h.free(p);
+            }
+            "interior" => h.free(p.add(16)),
+            "realloc" if what == "freed" => {
+                h.free(p);
+                h.realloc(p, 200, 8);
+            }
+            "realloc" => {
+                h.realloc(p.add(16), 200, 8);
+            }
+            "raw" => {
+                let q = raw::alloc(32, 8);
+                raw::free(q);
+                raw::free(q);
+            }
+            _ => unreachable!(),
+        }
+    }
+    println!("survived {case}");
+}
+
+#[test]
+fn bad_frees_end_the_process_with_one_line() {
+    if let Ok(case) = std::env::var("KEEL_BAD_FREE_CASE") {
+        run_case(&case);
+        return;
+    }
+    if cfg!(miri) {
+        println!("skipped under Miri: needs child processes");
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    for case in CASES {
+        let out = Command::new(&exe)
+            .args([
+                "--exact",
+                "bad_frees_end_the_process_with_one_line",
+                "--nocapture",
+            ])
+            .env("KEEL_BAD_FREE_CASE", case)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let lines: Vec<&str> = err
+            .lines()
+            .filter(|l| l.starts_with("keel-heap:"))
+            .collect();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            out.status.signal(),
+            Some(libc_sigabrt()),
+            "{case}: {}\n{stdout}\n{err}",
+            out.status
+        );
+        assert!(!stdout.contains("survived"), "{case}: went on");
+        assert_eq!(lines.len(), 1, "{case}: {err}");
+        let want = if case.starts_with("interior") || *case == "realloc-interior" {
+            "keel-heap: invalid free of 0x"
+        } else {
+            "keel-heap: double free of 0x"
+        };
+        assert!(lines[0].starts_with(want), "{case}: {}", lines[0]);
+        if case.starts_with("interior") || *case == "realloc-interior" {
+            assert!(
+                lines[0].contains("-byte block at 0x"),
+                "{case}: {}",
+                lines[0]
+            );
+        }
+    }
+}
+
+fn libc_sigabrt() -> i32 {
+    6
+}

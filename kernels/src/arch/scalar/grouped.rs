@@ -1,0 +1,207 @@
+//! Scalar twin of the grouped aggregates, and the table and key views every
+//! grouped leaf works on.
+//!
+//! A table holds, per slot (group), a row count, and per slot and value
+//! column `lanes` sum lanes and, if asked, a min and a max. Counted row `i`
+//! adds to lane `i % lanes` of its slot's sums, rows in increasing order
+//! (a selection vector's rows in the order listed, row `r` in lane
+//! `r % lanes`). Every leaf keeps that order for each lane, so float sums
+//! are the same bits at every level.
+
+use crate::arch::mask::RowMask;
+use crate::arch::num::Num;
+
+/// The key columns of one call, as slots: a `u8` or `u16` code is its slot;
+/// a pair of `u8` keys is `(a - a_lo) * b_span + (b - b_lo)`. The caller
+/// checked every key against the layout.
+#[derive(Clone, Copy, Debug)]
+pub enum KeyCols<'a> {
+    /// One-byte codes.
+    U8(&'a [u8]),
+    /// Two-byte codes.
+    U16(&'a [u16]),
+    /// Two one-byte keys.
+    Pair {
+        /// First keys.
+        a: &'a [u8],
+        /// Second keys.
+        b: &'a [u8],
+        /// Least first key.
+        a_lo: u8,
+        /// Least second key.
+        b_lo: u8,
+        /// Second keys in the layout.
+        b_span: usize,
+    },
+}
+
+impl KeyCols<'_> {
+    /// Row `i`'s slot.
+    #[inline(always)]
+    pub(crate) fn slot(&self, i: usize) -> usize {
+        match *self {
+            KeyCols::U8(k) => usize::from(k[i]),
+            KeyCols::U16(k) => usize::from(k[i]),
+            KeyCols::Pair {
+                a,
+                b,
+                a_lo,
+                b_lo,
+                b_span,
+            } => usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo),
+        }
+    }
+}
+
+/// A table's storage as the leaves write it.
+#[derive(Debug)]
+pub struct Table<'a, T: Num> {
+    /// Rows counted, per slot.
+    pub(crate) counts: &'a mut [u64],
+    /// Sum lanes, `[(slot * columns + column) * lanes + lane]`; empty when
+    /// sums are not kept.
+    pub(crate) sums: &'a mut [T::Sum],
+    /// Minimums, `[slot * columns + column]`; empty when not kept.
+    pub(crate) mins: &'a mut [T],
+    /// Maximums, as `mins`.
+    pub(crate) maxs: &'a mut [T],
+    /// Value columns.
+    pub(crate) columns: usize,
+    /// Sum lanes per slot and column (a power of two).
+    pub(crate) lanes: usize,
+}
+
+impl<T: Num> Table<'_, T> {
+    /// Adds row `i` (of `values`) to `slot`.
+    #[inline(always)]
+    pub(crate) fn add_row(&mut self, slot: usize, i: usize, values: &[&[T]]) {
+        self.counts[slot] += 1;
+        let base = slot * self.columns;
+        if !self.sums.is_empty() {
+            let lane = i & (self.lanes - 1);
+            for (c, col) in values.iter().enumerate() {
+                let s = &mut self.sums[(base + c) * self.lanes + lane];
+                *s = T::sum_add(*s, col[i].widen());
+            }
+        }
+        if !self.mins.is_empty() {
+            for (c, col) in values.iter().enumerate() {
+                let (x, s) = (col[i], &mut self.mins[base + c]);
+                if x.order_lt(*s) {
+                    *s = x;
+                }
+            }
+        }
+        if !self.maxs.is_empty() {
+            for (c, col) in values.iter().enumerate() {
+                let (x, s) = (col[i], &mut self.maxs[base + c]);
+                if s.order_lt(x) {
+                    *s = x;
+                }
+            }
+        }
+    }
+}
+
+/// Adds the rows `m` counts (of `rows` if given, else of all), in order.
+/// `keys` and every column of `values` have the same length `n`; every
+/// listed row is below it.
+pub(crate) fn add<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    values: &[&[T]],
+    rows: Option<&[u32]>,
+    m: RowMask<'_>,
+    n: usize,
+) {
+    match rows {
+        Some(rows) => {
+            for &r in rows {
+                let r = r as usize;
+                if m.get(r) {
+                    t.add_row(keys.slot(r), r, values);
+                }
+            }
+        }
+        None => add_range(t, keys, values, m, 0, n),
+    }
+}
+
+/// Adds the rows of `start..end` that `m` counts, in order (`end` is at
+/// most the columns' length; `start` is a multiple of 64 or `end`).
+pub(crate) fn add_range<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    values: &[&[T]],
+    m: RowMask<'_>,
+    start: usize,
+    end: usize,
+) {
+    if t.mins.is_empty() && t.maxs.is_empty() {
+        // Sums and counts only: a pass over the keys for the counts, then
+        // one per column, each as tight as a hand-written group-by loop
+        // (the slot of a row is a closure the compiler inlines per key
+        // kind). Each lane still takes its rows in order.
+        match keys {
+            KeyCols::U8(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
+            KeyCols::U16(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
+            KeyCols::Pair {
+                a,
+                b,
+                a_lo,
+                b_lo,
+                b_span,
+            } => sums_only(t, values, m, start, end, |i| {
+                usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo)
+            }),
+        }
+        return;
+    }
+    for_each_row(m, start, end, |i| t.add_row(keys.slot(i), i, values));
+}
+
+/// Calls `f` on each row of `start..end` that `m` counts, in order.
+#[inline(always)]
+fn for_each_row(m: RowMask<'_>, start: usize, end: usize, mut f: impl FnMut(usize)) {
+    if m.is_all() {
+        (start..end).for_each(f);
+        return;
+    }
+    let mut i = start;
+    while i < end {
+        let b = i / 64;
+        let rows = (end - b * 64).min(64);
+        let mut w = m.word(b) & (!0u64 >> (64 - rows)) & (!0u64 << (i % 64));
+        while w != 0 {
+            f(b * 64 + w.trailing_zeros() as usize);
+            w &= w - 1;
+        }
+        i = b * 64 + 64;
+    }
+}
+
+#[inline(always)]
+fn sums_only<T: Num>(
+    t: &mut Table<'_, T>,
+    values: &[&[T]],
+    m: RowMask<'_>,
+    start: usize,
+    end: usize,
+    slot: impl Fn(usize) -> usize,
+) {
+    let counts = &mut *t.counts;
+    for_each_row(m, start, end, |i| counts[slot(i)] += 1);
+    if t.sums.is_empty() {
+        return;
+    }
+    let (columns, lanes) = (t.columns, t.lanes);
+    let lane_mask = lanes - 1;
+    for (c, col) in values.iter().enumerate() {
+        let col = &col[..end];
+        let sums = &mut *t.sums;
+        for_each_row(m, start, end, |i| {
+            let at = (slot(i) * columns + c) * lanes + (i & lane_mask);
+            sums[at] = T::sum_add(sums[at], col[i].widen());
+        });
+    }
+}

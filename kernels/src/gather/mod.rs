@@ -1,0 +1,349 @@
+//! Gather (take): `out[i] = src[idx[i]]`, for one column or for a frame of
+//! several columns moved by the same indices in one call.
+//!
+//! A single-column gather validates indices a block of 512 at a time (the
+//! block's indices stay in L1 between the check and the copy), so checking
+//! costs one extra pass over a few KiB, not over the whole index vector; the
+//! next block's indices are prefetched before a block is copied, so that
+//! pass does not wait on memory. On an out-of-range index it returns
+//! [`Error::OutOfRange`] naming the position, the index and the
+//! column length; rows before the offending block have then been written,
+//! the rest of `out` is untouched. A frame checks all its indices before
+//! writing anything, then gathers its columns one after another (see
+//! `FRAME_BLOCK` in the source for the measurement behind that order).
+//!
+//! Large columns are gathered with software prefetch of the row 32 indices
+//! ahead, except where a block looks sorted or clustered (the hardware
+//! prefetcher follows those). The measurements behind these choices are in
+//! `bench/results/2026-11-30-kernels-gather-zen3-xeon.md`.
+//!
+//! ```
+//! use keel_kernels::{gather::gather, Error};
+//! let col = [10i64, 11, 12, 13];
+//! let mut out = [0i64; 3];
+//! gather(&col, &[3u32, 0, 3], &mut out)?;
+//! assert_eq!(out, [13, 10, 13]);
+//! assert_eq!(
+//!     gather(&col, &[1u32, 4, 0], &mut out),
+//!     Err(Error::OutOfRange { what: "gather index", position: 1, index: 4, len: 4 })
+//! );
+//! # Ok::<(), Error>(())
+//! ```
+
+mod column;
+mod frame;
+mod raw;
+
+pub use column::{Column, ColumnMut};
+pub use raw::{Index, Value};
+
+use crate::mask::{Mask, Resolved};
+use crate::{Error, Kernels};
+use frame::{frame_types, with_frame};
+use raw::{run_checked, run_unchecked};
+
+/// Indices checked and then gathered per step of a single-column gather:
+/// 512 `u64` indices are 4 KiB, which stays in L1 between the check and the
+/// copy.
+pub(crate) const BLOCK: usize = 512;
+
+/// Indices per step for a frame, for each column in turn. Measured on 4 KiB
+/// pages (2-core Zen 3 VM, 8 columns of 16 Mi rows, 4 Mi random indices):
+/// steps of 512 rows were 2.5x slower than whole columns and 16 Ki rows 2.4x,
+/// 256 Ki rows 1.1x, because every column switch evicts the other column's
+/// page-table entries. So a frame checks all indices first and then
+/// gathers the columns one after another over them.
+pub(crate) const FRAME_BLOCK: usize = usize::MAX;
+
+/// A step whose first and last index are ascending and less than this many
+/// rows apart per index is treated as sorted or clustered: the hardware
+/// prefetcher already follows it, so no software prefetch is issued.
+pub(crate) const DENSE_ROWS_PER_INDEX: u64 = 64;
+
+/// Columns at least this large (in bytes) are gathered with software
+/// prefetch: below it the column sits in L2 and prefetching only costs
+/// instructions.
+pub(crate) const PREFETCH_MIN_BYTES: usize = 1 << 20;
+
+/// Columns below this size (in bytes) use the hardware gather instructions
+/// at the AVX2 and AVX-512 levels; larger ones use the scalar loop with
+/// prefetch, which measured as fast or faster once rows miss L2.
+pub(crate) const HW_GATHER_MAX_BYTES: usize = 256 << 10;
+
+/// ```
+/// use keel_kernels::gather::gather;
+/// let prices = [1.5f64, 2.5, 3.5];
+/// let mut out = [0.0; 4];
+/// gather(&prices, &[2u64, 2, 0, 1], &mut out).unwrap();
+/// assert_eq!(out, [3.5, 3.5, 1.5, 2.5]);
+/// ```
+/// Gathers `out[i] = src[idx[i]]` at the current level ([`crate::cpu::level`]).
+///
+/// `out.len()` must equal `idx.len()`. Any index not below `src.len()`
+/// returns [`Error::OutOfRange`] (see the module docs for what was
+/// written by then).
+///
+pub fn gather<T: Value, I: Index>(src: &[T], idx: &[I], out: &mut [T]) -> Result<(), Error> {
+    Kernels::current().gather(src, idx, out)
+}
+
+/// [`gather`] without the index check.
+///
+/// Still returns [`Error::OutputLength`] when `out.len() != idx.len()`;
+/// that check is O(1).
+///
+/// ```
+/// use keel_kernels::gather::gather_unchecked;
+/// let col = [7u8, 8, 9];
+/// let mut out = [0u8; 2];
+/// // SAFETY: both indices are below col.len().
+/// unsafe { gather_unchecked(&col, &[2u32, 0], &mut out) }.unwrap();
+/// assert_eq!(out, [9, 7]);
+/// ```
+///
+/// # Safety
+///
+/// Every index in `idx` must be below `src.len()`.
+pub unsafe fn gather_unchecked<T: Value, I: Index>(
+    src: &[T],
+    idx: &[I],
+    out: &mut [T],
+) -> Result<(), Error> {
+    // SAFETY: the caller guarantees every index is in range.
+    unsafe { Kernels::current().gather_unchecked(src, idx, out) }
+}
+
+/// Gathers every column of a frame by the same indices in one call:
+/// `outs[c][i] = columns[c][idx[i]]`. The indices are checked once for the
+/// whole frame.
+///
+/// All input columns must have the same length, each output column the
+/// value type of its input and one row per index.
+///
+/// ```
+/// use keel_kernels::gather::{gather_frame, Column, ColumnMut};
+/// let ids = [100u64, 200, 300];
+/// let qty = [1.0f32, 2.0, 3.0];
+/// let (mut ids_out, mut qty_out) = ([0u64; 2], [0f32; 2]);
+/// gather_frame(
+///     &[Column::new(&ids), Column::new(&qty)],
+///     &[2u32, 0],
+///     &mut [ColumnMut::new(&mut ids_out), ColumnMut::new(&mut qty_out)],
+/// )
+/// .unwrap();
+/// assert_eq!((ids_out, qty_out), ([300, 100], [3.0, 1.0]));
+/// ```
+pub fn gather_frame<I: Index>(
+    columns: &[Column<'_>],
+    idx: &[I],
+    outs: &mut [ColumnMut<'_>],
+) -> Result<(), Error> {
+    Kernels::current().gather_frame(columns, idx, outs)
+}
+
+/// [`gather_frame`] without the index check (the shape checks remain).
+///
+/// # Safety
+///
+/// Every index in `idx` must be below the frame's length (every column's).
+pub unsafe fn gather_frame_unchecked<I: Index>(
+    columns: &[Column<'_>],
+    idx: &[I],
+    outs: &mut [ColumnMut<'_>],
+) -> Result<(), Error> {
+    // SAFETY: forwarded contract.
+    unsafe { Kernels::current().gather_frame_unchecked(columns, idx, outs) }
+}
+
+/// Take-style gather: `src[idx[i]]` for every index, into a fresh vector
+/// (allocated uninitialised, each row written once: no zeroing pass).
+/// Checked as [`gather`]; on an error nothing is returned.
+///
+/// ```
+/// use keel_kernels::gather::take;
+/// assert_eq!(take(&[1.5f32, 2.5, 3.5], &[2u32, 0])?, vec![3.5, 1.5]);
+/// assert!(take(&[1u8], &[1u64]).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+#[cfg(feature = "alloc")]
+pub fn take<T: Value, I: Index>(src: &[T], idx: &[I]) -> Result<alloc::vec::Vec<T>, Error> {
+    Kernels::current().take(src, idx)
+}
+
+/// Copies the rows `mask` counts (valid and selected), in order, to the
+/// front of `out`, and returns how many: a filter's compaction with a
+/// selection bitmap, a take with a selection vector. Errors if `out` has
+/// less room than the rows counted, or the mask is bad.
+///
+/// ```
+/// use keel_kernels::gather::gather_masked;
+/// use keel_kernels::mask::{Bits, Selection};
+/// let v = [10i64, 11, 12, 13, 14];
+/// let mut out = [0i64; 5];
+/// let n = gather_masked(&v, Selection::Bitmap(Bits::new(&[0b10110])), &mut out)?;
+/// assert_eq!(&out[..n], &[11, 12, 14]);
+/// let n = gather_masked(&v, Selection::Rows(&[4, 0]), &mut out)?;
+/// assert_eq!(&out[..n], &[14, 10]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+pub fn gather_masked<'a, T: Value>(
+    src: &[T],
+    mask: impl Into<Mask<'a>>,
+    out: &mut [T],
+) -> Result<usize, Error> {
+    Kernels::current().gather_masked(src, mask, out)
+}
+
+impl Kernels {
+    /// [`take`] at this level.
+    #[cfg(feature = "alloc")]
+    pub fn take<T: Value, I: Index>(
+        self,
+        src: &[T],
+        idx: &[I],
+    ) -> Result<alloc::vec::Vec<T>, Error> {
+        let n = idx.len();
+        let mut out = alloc::vec::Vec::with_capacity(n);
+        run_checked(
+            self.level(),
+            &[T::src(src)],
+            I::idx(idx),
+            &mut [T::dst_uninit(&mut out.spare_capacity_mut()[..n])],
+            BLOCK,
+        )?;
+        // SAFETY: `run_checked` returned Ok, so it wrote all n rows of the
+        // spare capacity (capacity >= n).
+        unsafe { out.set_len(n) };
+        Ok(out)
+    }
+
+    /// [`gather_masked`] at this level.
+    pub fn gather_masked<'a, T: Value>(
+        self,
+        src: &[T],
+        mask: impl Into<Mask<'a>>,
+        out: &mut [T],
+    ) -> Result<usize, Error> {
+        let n = src.len();
+        let room = |needed: usize, actual: usize| {
+            if actual < needed {
+                Err(Error::OutputTooShort {
+                    what: "gather output",
+                    needed,
+                    actual,
+                })
+            } else {
+                Ok(())
+            }
+        };
+        match mask.into().resolve(n)? {
+            Resolved::Rows(rows, m) if m.is_all() => {
+                room(rows.len(), out.len())?;
+                // SAFETY: `resolve` checked every row is below `src.len()`.
+                unsafe { self.gather_unchecked(src, rows, &mut out[..rows.len()])? };
+                Ok(rows.len())
+            }
+            Resolved::Rows(rows, m) => {
+                let mut k = 0;
+                for &r in rows {
+                    if m.get(r as usize) {
+                        room(k + 1, out.len())?;
+                        out[k] = src[r as usize];
+                        k += 1;
+                    }
+                }
+                Ok(k)
+            }
+            Resolved::Bits(m) => {
+                let count = self.count_bits(m, n);
+                room(count, out.len())?;
+                let mut k = 0;
+                for b in 0..n.div_ceil(64) {
+                    let rows = (n - b * 64).min(64);
+                    let mut w = m.word(b) & (!0u64 >> (64 - rows));
+                    if w == !0 {
+                        out[k..k + 64].copy_from_slice(&src[b * 64..b * 64 + 64]);
+                        k += 64;
+                        continue;
+                    }
+                    while w != 0 {
+                        out[k] = src[b * 64 + w.trailing_zeros() as usize];
+                        k += 1;
+                        w &= w - 1;
+                    }
+                }
+                Ok(k)
+            }
+        }
+    }
+
+    /// [`gather`] at this level.
+    pub fn gather<T: Value, I: Index>(
+        self,
+        src: &[T],
+        idx: &[I],
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        run_checked(
+            self.level(),
+            &[T::src(src)],
+            I::idx(idx),
+            &mut [T::dst(out)],
+            BLOCK,
+        )
+    }
+
+    /// [`gather_unchecked`] at this level.
+    ///
+    /// # Safety
+    ///
+    /// Every index in `idx` must be below `src.len()`.
+    pub unsafe fn gather_unchecked<T: Value, I: Index>(
+        self,
+        src: &[T],
+        idx: &[I],
+        out: &mut [T],
+    ) -> Result<(), Error> {
+        // SAFETY: the caller guarantees every index is in range.
+        unsafe {
+            run_unchecked(
+                self.level(),
+                &[T::src(src)],
+                I::idx(idx),
+                &mut [T::dst(out)],
+                BLOCK,
+            )
+        }
+    }
+
+    /// [`gather_frame`] at this level.
+    pub fn gather_frame<I: Index>(
+        self,
+        columns: &[Column<'_>],
+        idx: &[I],
+        outs: &mut [ColumnMut<'_>],
+    ) -> Result<(), Error> {
+        frame_types(columns, outs)?;
+        with_frame(columns, idx.len(), outs, |srcs, dsts| {
+            run_checked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK)
+        })
+    }
+
+    /// [`gather_frame_unchecked`] at this level.
+    ///
+    /// # Safety
+    ///
+    /// Every index in `idx` must be below the frame's length (every column's).
+    pub unsafe fn gather_frame_unchecked<I: Index>(
+        self,
+        columns: &[Column<'_>],
+        idx: &[I],
+        outs: &mut [ColumnMut<'_>],
+    ) -> Result<(), Error> {
+        frame_types(columns, outs)?;
+        with_frame(columns, idx.len(), outs, |srcs, dsts| {
+            // SAFETY: forwarded contract; `run_unchecked` checks the shapes.
+            unsafe { run_unchecked(self.level(), srcs, I::idx(idx), dsts, FRAME_BLOCK) }
+        })
+    }
+}

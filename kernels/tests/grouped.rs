@@ -1,0 +1,337 @@
+//! Grouped aggregates: every level equals the scalar twin bit for bit, over
+//! every layout, mask and set of aggregates, on columns long enough to
+//! cross the AVX-512 leaf's chunks and its hot-set changes; the scalar twin
+//! equals a naive per-group loop; merges and errors.
+
+mod common;
+use common::*;
+use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};
+use keel_kernels::mask::{Bits, Mask, Selection};
+use keel_kernels::{Element, Error, Kernels};
+
+fn same_tables<T: Element>(a: &GroupTable<T>, b: &GroupTable<T>) -> bool {
+    let g = a.groups().len();
+    (0..g).all(|s| {
+        a.count(s) == b.count(s)
+            && (0..a.columns()).all(|c| {
+                T::sum_same(a.sum(s, c), b.sum(s, c))
+                    && opt_same(a.min(s, c), b.min(s, c))
+                    && opt_same(a.max(s, c), b.max(s, c))
+            })
+    })
+}
+
+fn opt_same<T: Element>(a: Option<T>, b: Option<T>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.same(b),
+        _ => false,
+    }
+}
+
+/// Key columns for a layout: `spread` distinct keys drawn with the
+/// generator, changing their set halfway through (so the AVX-512 leaf's hot
+/// set must move).
+struct KeyData {
+    layout: u8,
+    groups: Groups,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    w: Vec<u16>,
+}
+
+fn key_data(layout: u8, spread: u64, n: usize, r: &mut Rng) -> KeyData {
+    let shift = |i: usize| if i < n / 2 { 0 } else { spread / 2 };
+    match layout {
+        0 => {
+            // Every code; under Miri 16, so comparing tables stays short.
+            let slots: u64 = if cfg!(miri) { 16 } else { 256 };
+            let groups = Groups::u8(slots as usize).unwrap();
+            let a = (0..n)
+                .map(|i| ((r.below(spread) + shift(i)) % slots) as u8)
+                .collect();
+            KeyData {
+                layout,
+                groups,
+                a,
+                b: vec![],
+                w: vec![],
+            }
+        }
+        1 => {
+            // Past 256 slots (one float lane); fewer under Miri.
+            let slots: u64 = if cfg!(miri) { 300 } else { 3000 };
+            let groups = Groups::u16(slots as usize).unwrap();
+            let w = (0..n)
+                .map(|i| ((r.below(spread) * 11 + shift(i)) % slots) as u16)
+                .collect();
+            KeyData {
+                layout,
+                groups,
+                a: vec![],
+                b: vec![],
+                w,
+            }
+        }
+        _ => {
+            let groups = Groups::pair(b'A'..=b'R', b'F'..=b'O').unwrap();
+            let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for i in 0..n {
+                let k = r.below(spread) + shift(i);
+                a.push(b'A' + (k % 18) as u8);
+                b.push(b'F' + (k / 18 % 10) as u8);
+            }
+            KeyData {
+                layout,
+                groups,
+                a,
+                b,
+                w: vec![],
+            }
+        }
+    }
+}
+
+impl KeyData {
+    fn keys(&self) -> Keys<'_> {
+        match self.layout {
+            0 => Keys::U8(&self.a),
+            1 => Keys::U16(&self.w),
+            _ => Keys::Pair(&self.a, &self.b),
+        }
+    }
+}
+
+fn lengths() -> Vec<usize> {
+    if cfg!(miri) {
+        vec![0, 130]
+    } else {
+        let mut v: Vec<usize> = (0..=300).step_by(7).collect();
+        v.extend([4095, 4096, 4097, 9000, 20_011]);
+        v
+    }
+}
+
+fn check_type<T: Gen>(seed: u64) {
+    let mut r = Rng(seed | 1);
+    let s = Kernels::scalar();
+    let spreads: &[u64] = if cfg!(miri) {
+        &[3]
+    } else {
+        &[1, 3, 8, 16, 200]
+    };
+    let aggs_all = [Aggs::SUM, Aggs::SUM | Aggs::MIN | Aggs::MAX, Aggs::MAX];
+    for n in lengths() {
+        let cols: Vec<Vec<T>> = (0..3)
+            .map(|c| column(Pattern::Edges, n, seed ^ (n as u64) << 4 ^ c))
+            .collect();
+        let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
+        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
+            .map(|_| r.next() | r.next())
+            .collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        for layout in 0..3u8 {
+            for &spread in spreads {
+                if n > 5000 && spread == 8 {
+                    continue;
+                }
+                let kd = key_data(layout, spread, n, &mut r);
+                let masks: [Mask<'_>; 4] = [
+                    Mask::ALL,
+                    Mask::valid(Bits::new(&valid)),
+                    Mask::valid(Bits::new(&valid))
+                        .select(Selection::Bitmap(Bits::with_offset(&sel, 5))),
+                    Mask::ALL.select(Selection::Rows(&rows)),
+                ];
+                for (mi, &mask) in masks.iter().enumerate() {
+                    let aggs = aggs_all[(mi + layout as usize) % 3];
+                    let ncols = 1 + (mi + n) % 3;
+                    let values: Vec<&[T]> = cols[..ncols].iter().map(|c| &c[..]).collect();
+                    let mut want = GroupTable::<T>::new(kd.groups, ncols, aggs).unwrap();
+                    s.group_add(&mut want, kd.keys(), &values, mask).unwrap();
+                    // Twice: the second call adds onto the first.
+                    s.group_add(&mut want, kd.keys(), &values, mask).unwrap();
+                    for k in Kernels::supported() {
+                        let mut got = GroupTable::<T>::new(kd.groups, ncols, aggs).unwrap();
+                        k.group_add(&mut got, kd.keys(), &values, mask).unwrap();
+                        k.group_add(&mut got, kd.keys(), &values, mask).unwrap();
+                        assert!(
+                            same_tables(&got, &want),
+                            "{} {} len {n} layout {layout} spread {spread} mask {mi} {aggs:?}",
+                            k.level(),
+                            T::NAME
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f64_every_level_equals_scalar() {
+    check_type::<f64>(1);
+}
+#[test]
+fn i64_every_level_equals_scalar() {
+    check_type::<i64>(2);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the f64 and i64 sweeps: the same leaves")]
+fn u64_every_level_equals_scalar() {
+    check_type::<u64>(3);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the f64 and i64 sweeps: the same leaves")]
+fn f32_every_level_equals_scalar() {
+    check_type::<f32>(4);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the f64 and i64 sweeps: the same leaves")]
+fn i32_every_level_equals_scalar() {
+    check_type::<i32>(5);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the f64 and i64 sweeps: the same leaves")]
+fn u8_every_level_equals_scalar() {
+    check_type::<u8>(6);
+}
+
+/// The scalar twin against a naive loop: counts, exact integer sums, mins
+/// and maxes per group, and float sums of small integers (exact in any
+/// order).
+#[test]
+fn scalar_twin_equals_naive_per_group_loop() {
+    let mut r = Rng(77);
+    let n = if cfg!(miri) { 200 } else { 5000 };
+    let codes: Vec<u8> = (0..n).map(|_| r.below(7) as u8 * 3).collect();
+    let v: Vec<i64> = (0..n).map(|_| r.below(2001) as i64 - 1000).collect();
+    let f: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+    let valid = validity(Nulls::Random, n, 5).unwrap();
+    let on = |i: usize| valid[i / 64] >> (i % 64) & 1 == 1;
+    let g = Groups::u8(21).unwrap();
+    for k in Kernels::supported() {
+        let mut t = GroupTable::<i64>::new(g, 1, Aggs::all()).unwrap();
+        t.add(Keys::U8(&codes), &[&v], Some(&valid[..])).unwrap();
+        k.group_add(&mut t, Keys::U8(&codes), &[&v], Some(&valid[..]))
+            .unwrap();
+        let mut tf = GroupTable::<f64>::new(g, 1, Aggs::SUM).unwrap();
+        k.group_add(&mut tf, Keys::U8(&codes), &[&f], Some(&valid[..]))
+            .unwrap();
+        for slot in 0..21 {
+            let rows: Vec<i64> = (0..n)
+                .filter(|&i| on(i) && usize::from(codes[i]) == slot)
+                .map(|i| v[i])
+                .collect();
+            assert_eq!(t.count(slot), 2 * rows.len() as u64, "{}", k.level());
+            assert_eq!(t.sum(slot, 0), 2 * rows.iter().sum::<i64>());
+            assert_eq!(t.min(slot, 0), rows.iter().copied().min());
+            assert_eq!(t.max(slot, 0), rows.iter().copied().max());
+            assert_eq!(tf.sum(slot, 0), rows.iter().sum::<i64>() as f64);
+            assert_eq!(tf.count(slot), rows.len() as u64);
+        }
+        assert_eq!(t.iter().count(), 7);
+        assert!(t.iter().all(|(key, slot)| key == Key::U8(slot as u8)));
+    }
+}
+
+#[test]
+fn partial_tables_merge_into_the_whole() {
+    let mut r = Rng(9);
+    let n = if cfg!(miri) { 300 } else { 10_000 };
+    let a: Vec<u8> = (0..n).map(|_| b'A' + r.below(3) as u8).collect();
+    let b: Vec<u8> = (0..n).map(|_| b'F' + r.below(2) as u8 * 9).collect();
+    let v: Vec<i64> = (0..n).map(|_| r.next() as i64).collect();
+    let g = Groups::pair(b'A'..=b'C', b'F'..=b'O').unwrap();
+    let mut whole = GroupTable::<i64>::new(g, 2, Aggs::all()).unwrap();
+    whole.add(Keys::Pair(&a, &b), &[&v, &v], None).unwrap();
+    let mid = n / 3;
+    let mut left = GroupTable::<i64>::new(g, 2, Aggs::all()).unwrap();
+    left.add(
+        Keys::Pair(&a[..mid], &b[..mid]),
+        &[&v[..mid], &v[..mid]],
+        None,
+    )
+    .unwrap();
+    let mut right = left.clone();
+    right.clear();
+    right
+        .add(
+            Keys::Pair(&a[mid..], &b[mid..]),
+            &[&v[mid..], &v[mid..]],
+            None,
+        )
+        .unwrap();
+    left.merge(&right).unwrap();
+    assert!(same_tables(&left, &whole));
+    assert_eq!(left.iter().count(), 6);
+    let other = GroupTable::<i64>::new(g, 1, Aggs::all()).unwrap();
+    assert!(left.merge(&other).is_err());
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let g = Groups::u8(10).unwrap();
+    let mut t = GroupTable::<f64>::new(g, 2, Aggs::SUM).unwrap();
+    let v = [1.0; 100];
+    let mut codes = [3u8; 100];
+    codes[57] = 10;
+    assert_eq!(
+        t.add(Keys::U8(&codes), &[&v, &v], None),
+        Err(Error::OutOfRange {
+            what: "group key",
+            position: 57,
+            index: 10,
+            len: 10
+        })
+    );
+    assert_eq!(t.count(3), 0, "nothing is added before the error");
+    codes[57] = 9;
+    assert!(matches!(
+        t.add(Keys::U8(&codes), &[&v], None),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        t.add(Keys::U8(&codes[..99]), &[&v, &v], None),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        t.add(Keys::U8(&codes), &[&v, &v[..50]], None),
+        Err(Error::ColumnLength { column: 1, .. })
+    ));
+    assert!(matches!(
+        t.add(Keys::U16(&[1u16; 100]), &[&v, &v], None),
+        Err(Error::InvalidArgument { .. })
+    ));
+    assert!(
+        t.add(Keys::U8(&codes), &[&v, &v], Some(&[0u64][..]))
+            .is_err()
+    );
+    t.add(Keys::U8(&codes), &[&v, &v], None).unwrap();
+    assert_eq!(t.count(3), 99);
+    assert_eq!(t.sum(3, 1), 99.0);
+    assert_eq!(
+        t.sum(4, 0).to_bits(),
+        0f64.to_bits(),
+        "an empty group sums to +0.0"
+    );
+    let p = Groups::pair(b'a'..=b'c', 0..=1).unwrap();
+    let mut t = GroupTable::<u8>::new(p, 1, Aggs::MIN).unwrap();
+    assert_eq!(
+        t.add(Keys::Pair(b"abd", &[0, 1, 0]), &[&[1, 2, 3]], None),
+        Err(Error::OutOfRange {
+            what: "group key",
+            position: 2,
+            index: u64::from(b'd') << 8,
+            len: 6
+        })
+    );
+    assert_eq!(p.slot(Key::Pair(b'c', 1)), Some(5));
+    assert_eq!(p.key(5), Key::Pair(b'c', 1));
+    assert_eq!(p.slot(Key::Pair(b'd', 0)), None);
+    assert_eq!(p.slot(Key::U8(0)), None);
+    assert!(Groups::u8(0).is_err() && Groups::u8(257).is_err() && Groups::u16(65_537).is_err());
+    let (hi, lo) = (3u8, 2u8);
+    assert!(Groups::pair(hi..=lo, 0..=1).is_err());
+    assert!(GroupTable::<f64>::new(g, 0, Aggs::SUM).is_err());
+}

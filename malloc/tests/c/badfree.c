@@ -1,0 +1,80 @@
+/* Double and interior frees, one case per run (argv[1]): under keel-malloc
+ * each must end the process at once with one line on stderr and SIGABRT,
+ * before any block can be handed out twice. The program prints "survived"
+ * if the allocator let it go on.
+ * Cases: double-32 double-40k double-8m double-aligned interior-64
+ *        interior-40k interior-8m interior-aligned realloc-interior
+ *        realloc-freed thread-double owner-after-thread */
+#include "keel_test.h"
+
+#include <pthread.h>
+
+static void *block;
+
+static void *free_block(void *arg) {
+    (void)arg;
+    free(block);
+    return NULL;
+}
+
+static void *alloc_sized(const char *what) {
+    void *p = NULL;
+    if (strcmp(what, "32") == 0)
+        p = malloc(32);
+    else if (strcmp(what, "64") == 0)
+        p = malloc(64);
+    else if (strcmp(what, "40k") == 0)
+        p = malloc(40000);
+    else if (strcmp(what, "8m") == 0)
+        p = malloc(8u << 20);
+    else if (strcmp(what, "aligned") == 0)
+        CHECK(posix_memalign(&p, 1u << 20, 3u << 20) == 0);
+    CHECK(p != NULL);
+    return p;
+}
+
+int main(int argc, char **argv) {
+    CHECK(argc == 2);
+    const char *c = argv[1];
+    void *keep = malloc(100); /* a live neighbour */
+    CHECK(keep != NULL);
+    if (strncmp(c, "double-", 7) == 0) {
+        void *p = alloc_sized(c + 7);
+        free(p);
+        free(p);
+    } else if (strncmp(c, "interior-", 9) == 0) {
+        char *p = alloc_sized(c + 9);
+        free(p + 16);
+    } else if (strcmp(c, "realloc-interior") == 0) {
+        char *p = malloc(64);
+        CHECK(p != NULL);
+        p = realloc(p + 16, 200);
+        printf("realloc returned %p\n", (void *)p);
+    } else if (strcmp(c, "realloc-freed") == 0) {
+        char *p = malloc(64);
+        CHECK(p != NULL);
+        free(p);
+        p = realloc(p, 32);
+        printf("realloc returned %p\n", (void *)p);
+    } else if (strcmp(c, "thread-double") == 0 || strcmp(c, "owner-after-thread") == 0) {
+        block = malloc(48);
+        CHECK(block != NULL);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+        if (strcmp(c, "thread-double") == 0) {
+            CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+            CHECK(pthread_join(t, NULL) == 0);
+        } else {
+            free(block);
+        }
+    } else {
+        fprintf(stderr, "unknown case %s\n", c);
+        return 2;
+    }
+    /* Had the free been taken, these could hand the block out twice. */
+    void *a = malloc(32), *b = malloc(32);
+    printf("survived %s: %p %p\n", c, a, b);
+    free(keep);
+    return 0;
+}
