@@ -37,10 +37,14 @@ group_b() {
   # the allocation-free stats writer); its C programs need a real process.
   cargo +nightly miri test -p keel-malloc --lib
   # keel-pool: a small real pool (threads, park/unpark, the latch freed by its
-  # submitter); the timing-driven tests (high_water, wakes) stay native.
+  # submitter, the offer table's pointers, per-hand slots and the reduction
+  # tree); the timing-driven tests (high_water, wakes) and the child-process
+  # one (spawn_limit) stay native.
   cargo +nightly miri test -p keel-pool --lib --test exactly_once --test panics \
     --test nested --test shutdown --test broadcast --test width_one --test cancel \
-    --test morsels --test blocking --test config --test binding --test panic_payloads
+    --test morsels --test blocking --test config --test config_file --test binding \
+    --test panic_payloads --test hands --test fold --test reduce --test try_morsels \
+    --test join
   # keel-heap: the whole test suite on its Miri OS backend (256 KiB regions,
   # sizes shrunk under cfg(miri)); one test thread keeps it deterministic.
   cargo +nightly miri test -p keel-heap --tests -- --test-threads=1
