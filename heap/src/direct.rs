@@ -76,10 +76,20 @@ static POOL: Locked<Pool> = Locked::new(Pool {
     last: 0,
 });
 
-/// The lock for fork handlers.
+/// Takes the pool's lock for `fork` (see [`Locked::hold`]).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
-pub(crate) fn pool_lock() -> &'static crate::sync::SpinLock {
-    POOL.raw_lock()
+pub(crate) fn hold_pool() {
+    POOL.hold();
+}
+
+/// Releases the lock [`hold_pool`] took.
+///
+/// # Safety
+/// As [`Locked::release_held`].
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(crate) unsafe fn release_pool() {
+    // SAFETY: forwarded.
+    unsafe { POOL.release_held() }
 }
 
 /// The header of the direct map whose data starts at `data`.

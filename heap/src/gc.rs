@@ -25,7 +25,7 @@
 //! comes back between 7/8 and 1 `decay_ms` after it was freed, plus the
 //! wait for the next slow path, at a bounded number of passes per heap.
 
-use crate::buddy::{F_RELEASED, FreeBlock, NODE_BYTES};
+use crate::buddy::{BlockFlags, FreeBlock, NODE_BYTES};
 use crate::heap::{HeapCore, Local};
 use crate::region::{ORDERS, Region};
 use crate::size_class::CLASSES;
@@ -217,7 +217,7 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
                 }
                 // Resident blocks come first: the first released one ends
                 // the list's work.
-                if (*b).flags & F_RELEASED != 0 {
+                if (*b).flags.contains(BlockFlags::RELEASED) {
                     break;
                 }
                 let next = (*b).next;
@@ -404,7 +404,7 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
             let mut b = l.buddy.free[o];
             // Resident blocks come first: the first released one ends the
             // list's work.
-            while !b.is_null() && (*b).flags & F_RELEASED == 0 {
+            while !b.is_null() && !(*b).flags.contains(BlockFlags::RELEASED) {
                 let nb = (*b).next;
                 let ms = (*b).since_ms;
                 if is_aged(now, ms, age) {

@@ -21,7 +21,7 @@
 //! never come. A new thread looking for a heap waits out a borrow (a
 //! sweep's few microseconds) rather than map a new heap.
 
-use crate::buddy::{Buddy, F_ZERO, Since};
+use crate::buddy::{BlockFlags, Buddy, Since};
 use crate::foreign::ForeignList;
 use crate::gc::{self, NEVER};
 use crate::region::{
@@ -1018,13 +1018,12 @@ impl HeapCore {
         // SAFETY: owner-only state.
         unsafe {
             self.flush_parked();
-            let l = self.local();
             for c in 0..CLASSES {
-                let mut m = l.bins[c];
+                let mut m = self.local().bins[c];
                 while !m.is_null() {
                     let next = (*m).next;
                     if (*m).used == 0 {
-                        slab::unlink(&mut l.bins[c], m);
+                        slab::unlink(&mut self.local().bins[c], m);
                         self.dissolve(m);
                     }
                     m = next;
@@ -1040,9 +1039,12 @@ impl HeapCore {
     pub(crate) unsafe fn flush_parked(&self) {
         // SAFETY: owner-only state.
         unsafe {
-            let l = self.local();
-            while !l.parked.is_null() {
+            loop {
+                let l = self.local();
                 let m = l.parked;
+                if m.is_null() {
+                    break;
+                }
                 slab::unpark(&mut l.parked, m);
                 self.dissolve(m);
             }
@@ -1064,7 +1066,11 @@ impl HeapCore {
                 gc: l.epoch,
                 ms: (*m).empty_ms,
             };
-            let flags = if fresh { F_ZERO } else { 0 };
+            let flags = if fresh {
+                BlockFlags::ZERO
+            } else {
+                BlockFlags::empty()
+            };
             l.buddy.free(slab::base_of(m), SLAB_ORDER, since, flags);
         }
     }

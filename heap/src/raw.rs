@@ -542,22 +542,37 @@ pub fn configure(opts: Options) {
 /// `pthread_atfork` prepare handler: takes every global lock so that no lock
 /// is held by a thread that will not exist in the child.
 pub fn prepare_fork() {
-    FALLBACK.raw_lock().lock();
-    crate::direct::pool_lock().lock();
+    FALLBACK.hold();
+    crate::direct::hold_pool();
 }
 
 /// `pthread_atfork` parent handler: releases what [`prepare_fork`] took.
-pub fn parent_after_fork() {
-    crate::direct::pool_lock().unlock();
-    FALLBACK.raw_lock().unlock();
+///
+/// # Safety
+/// Called once after each [`prepare_fork`] on the same thread (as
+/// `pthread_atfork` calls its handlers): it releases locks it does not
+/// otherwise check are held.
+pub unsafe fn parent_after_fork() {
+    // SAFETY: `prepare_fork` took both; nothing else is inside them.
+    unsafe {
+        crate::direct::release_pool();
+        FALLBACK.release_held();
+    }
 }
 
 /// `pthread_atfork` child handler: releases the locks in the child. Heaps of
 /// threads that do not exist in the child stay owned (their state may be
 /// mid-update), so their memory is leaked there rather than reused.
-pub fn child_after_fork() {
-    crate::direct::pool_lock().reset();
-    FALLBACK.raw_lock().reset();
+///
+/// # Safety
+/// As [`parent_after_fork`], in the child.
+pub unsafe fn child_after_fork() {
+    // SAFETY: the parent's `prepare_fork` took both before forking; the
+    // child's copies are held by no thread that exists here.
+    unsafe {
+        crate::direct::release_pool();
+        FALLBACK.release_held();
+    }
 }
 
 #[cfg(all(test, not(keel_loom)))]
@@ -656,7 +671,7 @@ mod tests {
             .count() as u64;
         assert!(in_regions >= 2, "the small blocks come from regions");
         let before = stats().foreign_frees;
-        FALLBACK.raw_lock().lock();
+        FALLBACK.hold();
         let (tx, rx) = mpsc::channel();
         let t = std::thread::spawn(move || {
             let blocks = blocks;
@@ -667,7 +682,8 @@ mod tests {
             tx.send(()).unwrap();
         });
         let done = rx.recv_timeout(Duration::from_secs(20));
-        FALLBACK.raw_lock().unlock();
+        // SAFETY: taken just above; the freeing thread never takes it.
+        unsafe { FALLBACK.release_held() };
         t.join().unwrap();
         assert!(
             done.is_ok(),

@@ -26,13 +26,48 @@ pub(crate) const SLABS: usize = REGION / SLAB;
 /// largest free block in a region is half of it (page 0 is the header).
 pub(crate) const ORDERS: usize = (crate::REGION_SHIFT - 12) as usize;
 
-/// Page map states (high bits); the low 5 bits hold the order.
-pub(crate) const PM_INTERIOR: u8 = 0;
-pub(crate) const PM_FREE: u8 = 0x40;
-pub(crate) const PM_USED: u8 = 0x80;
-pub(crate) const PM_CACHED: u8 = 0xC0;
-pub(crate) const PM_KIND: u8 = 0xC0;
-pub(crate) const PM_ORDER: u8 = 0x1F;
+bitflags::bitflags! {
+    /// A page-map byte: the state of the block that starts at the page (the
+    /// high bits; none for a page inside a block) and its buddy order (the
+    /// low bits).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    #[repr(transparent)]
+    pub(crate) struct Page: u8 {
+        /// A free block on the buddy free lists.
+        const FREE = 0x40;
+        /// A block in use (a medium block, a slab, or the header page).
+        const USED = 0x80;
+        /// A freed block on the buddy cache, not yet coalesced.
+        const CACHED = 0xC0;
+        /// The state bits.
+        const KIND = 0xC0;
+        /// The order bits.
+        const ORDER = 0x1F;
+    }
+}
+
+impl Page {
+    /// A page inside a block (no block starts here).
+    pub(crate) const INTERIOR: Page = Page::empty();
+
+    /// The byte of a block of `kind` (FREE, USED or CACHED) and `order`.
+    #[inline(always)]
+    pub(crate) fn block(kind: Page, order: u8) -> Page {
+        kind | Page::from_bits_retain(order & Page::ORDER.bits())
+    }
+
+    /// The state bits alone.
+    #[inline(always)]
+    pub(crate) fn kind(self) -> Page {
+        self & Page::KIND
+    }
+
+    /// The order bits.
+    #[inline(always)]
+    pub(crate) fn order(self) -> u8 {
+        (self & Page::ORDER).bits()
+    }
+}
 
 const MAGIC: usize = 0x6b65_656c_5245_4731; // "keelREG1"
 
@@ -107,7 +142,7 @@ pub(crate) struct Region {
     /// changed (adoption moves whole heaps between threads, not regions).
     pub(crate) owner: *const HeapCore,
     pub(crate) next: *mut Region,
-    pub(crate) pagemap: [u8; PAGES],
+    pub(crate) pagemap: [Page; PAGES],
     /// Class + 1 of each slab slot (0: not a slab), a copy of
     /// `SlabMeta::class1` on a line of its own: threads that free into this
     /// region without owning it read it, and the owner writes it only when a
@@ -141,7 +176,7 @@ impl Region {
             (*r).magic = MAGIC;
             (*r).owner = owner;
             (*r).next = core::ptr::null_mut();
-            (*r).pagemap[0] = PM_USED;
+            (*r).pagemap[0] = Page::USED;
         }
     }
 
@@ -319,13 +354,11 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, Bad> {
             let page = off / PAGE;
             // SAFETY: as above; a live block's page-map byte is stable.
             let pm = unsafe { (*r).pagemap[page] };
-            if off % PAGE != 0 || pm & PM_KIND == PM_INTERIOR {
+            if off % PAGE != 0 || pm.kind() == Page::INTERIOR {
                 return Err(Bad::interior(ptr));
             }
-            match pm & PM_KIND {
-                PM_USED => Ok(Loc::Medium {
-                    order: pm & PM_ORDER,
-                }),
+            match pm.kind() {
+                Page::USED => Ok(Loc::Medium { order: pm.order() }),
                 _ => Err(Bad::double_free(ptr)),
             }
         }
@@ -419,12 +452,12 @@ unsafe fn medium_interior(r: *mut Region, addr: usize) -> BadPointer {
         let start = page & !((1 << k) - 1);
         // SAFETY: a page index inside the region.
         let pm = unsafe { (*r).pagemap[start] };
-        if pm & PM_KIND != PM_INTERIOR && (pm & PM_ORDER) as usize >= k {
-            if pm & PM_KIND == PM_USED && start + (1usize << (pm & PM_ORDER)) > page {
+        if pm.kind() != Page::INTERIOR && pm.order() as usize >= k {
+            if pm.kind() == Page::USED && start + (1usize << pm.order()) > page {
                 return BadPointer::Interior {
                     addr,
                     block: Region::page_ptr(r, start).addr(),
-                    size: PAGE << (pm & PM_ORDER),
+                    size: PAGE << pm.order(),
                 };
             }
             break;
