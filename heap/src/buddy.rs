@@ -16,7 +16,7 @@
 //!   and only then released pages, so a heap reuses the pages it already
 //!   has instead of touching new ones.
 
-use crate::PAGE;
+use crate::layout::PAGE;
 use crate::region::{ORDERS, Page, Region};
 use core::ptr;
 

@@ -2,25 +2,11 @@
 //! and checks the invariants stated in `buddy.rs` and `slab.rs`.
 
 use crate::buddy::{BlockFlags, FreeBlock};
+use crate::error::InvalidHeap;
 use crate::heap::HeapCore;
 use crate::region::{ORDERS, PAGES, Page, Region, SLAB, SLAB_ORDER, SLABS};
 use crate::size_class::{CLASSES, class_size};
 use crate::slab;
-
-/// A broken heap invariant: what and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InvalidHeap {
-    /// The invariant that does not hold.
-    pub what: &'static str,
-    /// The address where it was found.
-    pub addr: usize,
-}
-
-impl core::fmt::Display for InvalidHeap {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "invalid heap: {} at {:#x}", self.what, self.addr)
-    }
-}
 
 fn fail<T>(what: &'static str, addr: usize) -> Result<T, InvalidHeap> {
     Err(InvalidHeap { what, addr })
@@ -39,7 +25,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
         let mut free_bytes = 0usize;
         let mut r = l.regions;
         while !r.is_null() {
-            if !core::ptr::eq((*r).owner, h) {
+            if !core::ptr::eq(HeapCore::owner_of(r), h) {
                 return fail("region owned by another heap", r.addr());
             }
             if (*r).pagemap[0] != Page::USED {
@@ -64,7 +50,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                 }
                 if k == Page::FREE {
                     free_counts[o] += 1;
-                    free_bytes += crate::PAGE << o;
+                    free_bytes += crate::layout::PAGE << o;
                     let bp = p ^ (1 << o);
                     if o + 1 < ORDERS && (*r).pagemap[bp] == pm {
                         return fail("two free buddies were not merged", at);
@@ -75,7 +61,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     }
                 } else if k == Page::CACHED {
                     cached_counts[o] += 1;
-                    free_bytes += crate::PAGE << o;
+                    free_bytes += crate::layout::PAGE << o;
                 }
                 p += 1 << o;
             }
@@ -93,7 +79,9 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     continue;
                 }
                 let base = slab::base_of(m);
-                if (*r).pagemap[s * (SLAB / crate::PAGE)] != Page::block(Page::USED, SLAB_ORDER) {
+                if (*r).pagemap[s * (SLAB / crate::layout::PAGE)]
+                    != Page::block(Page::USED, SLAB_ORDER)
+                {
                     return fail(
                         "slab's block is not a used block of slab order",
                         base.addr(),
@@ -118,7 +106,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                             f.addr(),
                         );
                     }
-                    if crate::heap::key_slot(f).read() != crate::free_key() {
+                    if crate::free::key_slot(f).read() != crate::report::free_key() {
                         return fail(
                             "free object lost its free mark (written after it was freed?)",
                             f.addr(),
