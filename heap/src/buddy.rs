@@ -16,17 +16,23 @@
 //!   and only then released pages, so a heap reuses the pages it already
 //!   has instead of touching new ones.
 
-use crate::PAGE;
-use crate::region::{ORDERS, PM_CACHED, PM_FREE, PM_INTERIOR, PM_USED, Region};
+use crate::layout::PAGE;
+use crate::region::{ORDERS, Page, Region};
 use core::ptr;
 
 /// Bytes at the start of a free block used for its links.
 pub(crate) const NODE_BYTES: usize = 32;
 
-/// Bytes after the first `NODE_BYTES` read as zero.
-pub(crate) const F_ZERO: u8 = 1;
-/// Pages after the first have been released to the OS.
-pub(crate) const F_RELEASED: u8 = 2;
+bitflags::bitflags! {
+    /// What is known of a free block's bytes.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub(crate) struct BlockFlags: u8 {
+        /// Bytes after the first `NODE_BYTES` read as zero.
+        const ZERO = 1;
+        /// Pages after the first have been released to the OS.
+        const RELEASED = 2;
+    }
+}
 
 /// The links at the start of a free (or cached) block.
 #[repr(C)]
@@ -39,7 +45,7 @@ pub(crate) struct FreeBlock {
     /// decay releases blocks by this age.
     pub(crate) since_ms: u32,
     pub(crate) order: u8,
-    pub(crate) flags: u8,
+    pub(crate) flags: BlockFlags,
 }
 
 static_assertions::const_assert!(core::mem::size_of::<FreeBlock>() <= NODE_BYTES);
@@ -85,7 +91,7 @@ impl Buddy {
     /// # Safety
     /// `b` is a block of this heap not on any list, its page-map byte is set
     /// by the caller.
-    unsafe fn link(&mut self, b: *mut FreeBlock, order: u8, since: Since, flags: u8) {
+    unsafe fn link(&mut self, b: *mut FreeBlock, order: u8, since: Since, flags: BlockFlags) {
         // SAFETY: the block is ours and at least a page long.
         unsafe {
             b.write(FreeBlock {
@@ -107,7 +113,7 @@ impl Buddy {
     unsafe fn insert(&mut self, b: *mut FreeBlock, o: usize) {
         // SAFETY: list nodes are free blocks of this heap.
         unsafe {
-            if (*b).flags & F_RELEASED == 0 || self.tail[o].is_null() {
+            if !(*b).flags.contains(BlockFlags::RELEASED) || self.tail[o].is_null() {
                 let head = self.free[o];
                 (*b).prev = ptr::null_mut();
                 (*b).next = head;
@@ -157,7 +163,7 @@ impl Buddy {
         // SAFETY: forwarded.
         unsafe {
             self.unlink(b, order);
-            (*b).flags |= F_RELEASED | F_ZERO;
+            (*b).flags |= BlockFlags::RELEASED | BlockFlags::ZERO;
             self.insert(b, order as usize);
         }
     }
@@ -176,7 +182,7 @@ impl Buddy {
             unsafe {
                 self.cache[o] = (*c).next;
                 let r = Region::of(c.cast());
-                (*r).pagemap[Region::page_of(c.cast())] = PM_USED | order;
+                (*r).pagemap[Region::page_of(c.cast())] = Page::block(Page::USED, order);
             }
             self.free_bytes -= PAGE << order;
             return Some((c.cast(), false));
@@ -187,7 +193,7 @@ impl Buddy {
         let mut from_cache = false;
         let resident = |b: *mut FreeBlock| {
             // SAFETY: list heads are free blocks of this heap.
-            !b.is_null() && unsafe { (*b).flags } & F_RELEASED == 0
+            !b.is_null() && !unsafe { (*b).flags }.contains(BlockFlags::RELEASED)
         };
         while j < ORDERS && !resident(self.free[j]) {
             if j > o && !self.cache[j].is_null() {
@@ -230,14 +236,14 @@ impl Buddy {
             while j > o {
                 j -= 1;
                 let upper = page + (1 << j);
-                (*r).pagemap[upper] = PM_FREE | j as u8;
+                (*r).pagemap[upper] = Page::block(Page::FREE, j as u8);
                 // The upper half's pages were all released too when the
                 // parent's were (all but the parent's first page).
                 self.link(Region::page_ptr(r, upper).cast(), j as u8, since, flags);
             }
-            (*r).pagemap[page] = PM_USED | order;
+            (*r).pagemap[page] = Page::block(Page::USED, order);
             self.free_bytes -= PAGE << order;
-            let zero = flags & F_ZERO != 0;
+            let zero = flags.contains(BlockFlags::ZERO);
             if zero {
                 // The links were the only non-zero bytes.
                 b.cast::<u8>().write_bytes(0, NODE_BYTES);
@@ -260,12 +266,12 @@ impl Buddy {
         // SAFETY: the block is ours and dead.
         unsafe {
             let r = Region::of(p);
-            (*r).pagemap[Region::page_of(p)] = PM_CACHED | order;
+            (*r).pagemap[Region::page_of(p)] = Page::block(Page::CACHED, order);
             (*b).next = self.cache[order as usize];
             (*b).since = since.gc;
             (*b).since_ms = since.ms;
             (*b).order = order;
-            (*b).flags = 0;
+            (*b).flags = BlockFlags::empty();
         }
         self.cache[order as usize] = b;
         self.free_bytes += PAGE << order;
@@ -277,7 +283,7 @@ impl Buddy {
     /// # Safety
     /// `p` is a block of this heap of `order` on no list (its page-map byte
     /// may say used or cached).
-    pub(crate) unsafe fn free(&mut self, p: *mut u8, order: u8, since: Since, flags: u8) {
+    pub(crate) unsafe fn free(&mut self, p: *mut u8, order: u8, since: Since, flags: BlockFlags) {
         // SAFETY: all blocks touched are inside `p`'s region, owned by us.
         unsafe {
             let r = Region::of(p);
@@ -287,7 +293,7 @@ impl Buddy {
             let mut since = since;
             while (order as usize) < ORDERS - 1 {
                 let bp = page ^ (1 << order);
-                if (*r).pagemap[bp] != PM_FREE | order {
+                if (*r).pagemap[bp] != Page::block(Page::FREE, order) {
                     break;
                 }
                 let bb: *mut FreeBlock = Region::page_ptr(r, bp).cast();
@@ -295,8 +301,8 @@ impl Buddy {
                 flags &= (*bb).flags;
                 since.ms = later((*bb).since_ms, since.ms);
                 let (lo, hi) = (page.min(bp), page.max(bp));
-                (*r).pagemap[hi] = PM_INTERIOR;
-                if flags & F_ZERO != 0 {
+                (*r).pagemap[hi] = Page::INTERIOR;
+                if flags.contains(BlockFlags::ZERO) {
                     // Keep "zero beyond the links" true for the merged block.
                     Region::page_ptr(r, hi).write_bytes(0, NODE_BYTES);
                 }
@@ -304,7 +310,7 @@ impl Buddy {
                 page = lo;
                 order += 1;
             }
-            (*r).pagemap[page] = PM_FREE | order;
+            (*r).pagemap[page] = Page::block(Page::FREE, order);
             self.link(Region::page_ptr(r, page).cast(), order, since, flags);
             self.free_bytes += PAGE << order;
         }
@@ -319,13 +325,13 @@ impl Buddy {
             let page = 1usize << k;
             // SAFETY: every page 2^k of a fresh region starts a free block of order k.
             unsafe {
-                (*r).pagemap[page] = PM_FREE | k as u8;
+                (*r).pagemap[page] = Page::block(Page::FREE, k as u8);
                 // Fresh pages are not resident: nothing for pass 5 to release.
                 self.link(
                     Region::page_ptr(r, page).cast(),
                     k as u8,
                     since,
-                    F_ZERO | F_RELEASED,
+                    BlockFlags::ZERO | BlockFlags::RELEASED,
                 );
             }
             self.free_bytes += PAGE << k;
@@ -338,7 +344,7 @@ impl Buddy {
     /// `r` is a region of this heap.
     pub(crate) unsafe fn region_is_free(&self, r: *mut Region) -> bool {
         // SAFETY: reading our own region's page map.
-        (0..ORDERS).all(|k| unsafe { (*r).pagemap[1 << k] } == PM_FREE | k as u8)
+        (0..ORDERS).all(|k| unsafe { (*r).pagemap[1 << k] } == Page::block(Page::FREE, k as u8))
     }
 
     /// Removes an entirely free region's blocks from the lists.
@@ -378,7 +384,12 @@ impl Buddy {
                     let ms = (*c).since_ms;
                     if pick(ms) {
                         self.free_bytes -= PAGE << o;
-                        self.free(c.cast(), o as u8, Since { gc: epoch, ms }, 0);
+                        self.free(
+                            c.cast(),
+                            o as u8,
+                            Since { gc: epoch, ms },
+                            BlockFlags::empty(),
+                        );
                     } else {
                         (*c).next = self.cache[o];
                         self.cache[o] = c;

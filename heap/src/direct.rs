@@ -24,14 +24,15 @@
 //! - a pooled map that stays unused for `decay_ms` has its pages released
 //!   (idle decay: any heap's slow path runs the pool's pass once it is due).
 
-use crate::gc::{self, NEVER};
-use crate::region::{
+use crate::chunk_map::{
     CHUNK_DIRECT_HEAD, CHUNK_DIRECT_TAIL, CHUNK_NONE, chunk_map_fits, mark_chunks,
 };
+use crate::decay::{self, NEVER};
+use crate::layout::{PAGE, REGION};
+use crate::os;
 use crate::stats::global;
 use crate::sync::Locked;
 use crate::sync::plain::{AtomicU64, Ordering};
-use crate::{PAGE, REGION, os};
 use core::ptr;
 
 pub(crate) const MAGIC: usize = 0x6b65_656c_4449_5231; // "keelDIR1"
@@ -45,41 +46,51 @@ pub(crate) struct DirectHeader {
     map_align: usize,
     pub(crate) data: *mut u8,
     pub(crate) usable: usize,
-    next: *mut DirectHeader,
+    pub(crate) next: *mut DirectHeader,
     /// Global GC epoch when it entered the pool.
-    since: u64,
+    pub(crate) since: u64,
     /// The coarse clock (ms, wrapping) when it entered the pool.
-    since_ms: u32,
-    zero: bool,
-    released: bool,
+    pub(crate) since_ms: u32,
+    pub(crate) zero: bool,
+    pub(crate) released: bool,
     pub(crate) pooled: bool,
 }
 
-struct Pool {
-    head: *mut DirectHeader,
-    bytes: usize,
+pub(crate) struct Pool {
+    pub(crate) head: *mut DirectHeader,
+    pub(crate) bytes: usize,
     /// Idle decay: when the next pass is due, and when the last one ran.
-    due: u64,
-    last: u64,
+    pub(crate) due: u64,
+    pub(crate) last: u64,
 }
 
 /// [`Pool::due`], readable without the lock.
-static POOL_DUE: AtomicU64 = AtomicU64::new(NEVER);
+pub(crate) static POOL_DUE: AtomicU64 = AtomicU64::new(NEVER);
 
 // SAFETY: the pool's pointers are only followed under its lock.
 unsafe impl Send for Pool {}
 
-static POOL: Locked<Pool> = Locked::new(Pool {
+pub(crate) static POOL: Locked<Pool> = Locked::new(Pool {
     head: ptr::null_mut(),
     bytes: 0,
     due: NEVER,
     last: 0,
 });
 
-/// The lock for fork handlers.
+/// Takes the pool's lock for `fork` (see [`Locked::hold`]).
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
-pub(crate) fn pool_lock() -> &'static crate::sync::SpinLock {
-    POOL.raw_lock()
+pub(crate) fn hold_pool() {
+    POOL.hold();
+}
+
+/// Releases the lock [`hold_pool`] took.
+///
+/// # Safety
+/// As [`Locked::release_held`].
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(crate) unsafe fn release_pool() {
+    // SAFETY: forwarded.
+    unsafe { POOL.release_held() }
 }
 
 /// The header of the direct map whose data starts at `data`.
@@ -237,7 +248,7 @@ unsafe fn hand_out(h: *mut DirectHeader, pages: usize) -> (*mut u8, usize, bool)
     unsafe {
         let (data, usable) = ((*h).data, (*h).usable);
         let excess = usable - pages;
-        if !(*h).released && excess > pages && excess > crate::options().pool_budget / 4 {
+        if !(*h).released && excess > pages && excess > crate::options::options().pool_budget / 4 {
             // `pages` and `usable` are page multiples, so the tail is whole pages.
             if os::release(data.add(pages), excess) {
                 let g = global();
@@ -342,7 +353,7 @@ unsafe fn repool(h: *mut DirectHeader) {
 /// # Safety
 /// `h` is the header of a live direct map, not used after this call.
 pub(crate) unsafe fn free(h: *mut DirectHeader) {
-    let budget = crate::options().pool_budget;
+    let budget = crate::options::options().pool_budget;
     // SAFETY: the caller hands over a live header.
     let usable = unsafe { (*h).usable };
     global().direct_in_use.fetch_sub(usable, Ordering::Relaxed);
@@ -353,10 +364,10 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     }
     let epoch = global().gc_epoch.load(Ordering::Relaxed);
     let now = os::now_ms();
-    let decay = crate::options_decay_ms();
+    let decay = crate::options::options_decay_ms();
     let victims = POOL.with(|p| {
         if p.due == NEVER && decay != 0 {
-            p.due = (now + gc::decay_age(decay)).max(p.last + gc::decay_step(decay));
+            p.due = (now + decay::decay_age(decay)).max(p.last + decay::decay_step(decay));
             POOL_DUE.store(p.due, Ordering::Relaxed);
         }
         // SAFETY: we own the header until it is on the list.
@@ -381,7 +392,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
 }
 
 /// Unlinks the oldest entries beyond `budget` bytes and returns them.
-fn split_beyond(p: &mut Pool, budget: usize) -> *mut DirectHeader {
+pub(crate) fn split_beyond(p: &mut Pool, budget: usize) -> *mut DirectHeader {
     let mut kept = 0usize;
     let mut prev: *mut DirectHeader = ptr::null_mut();
     let mut cur = p.head;
@@ -405,7 +416,7 @@ fn split_beyond(p: &mut Pool, budget: usize) -> *mut DirectHeader {
 
 /// # Safety
 /// `chain` is a list of pool headers no longer reachable from the pool.
-unsafe fn unmap_chain(mut chain: *mut DirectHeader) {
+pub(crate) unsafe fn unmap_chain(mut chain: *mut DirectHeader) {
     while !chain.is_null() {
         // SAFETY: read the link before the mapping goes away.
         unsafe {
@@ -429,100 +440,4 @@ unsafe fn unmap(h: *mut DirectHeader) {
         g.mapped.fetch_sub(len as u64, Ordering::Relaxed);
         g.direct_maps.fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// GC pass 4: unmap the oldest pooled maps beyond the budget.
-pub(crate) fn reclaim_beyond_budget() {
-    let budget = crate::options().pool_budget;
-    let victims = POOL.with(|p| {
-        if p.bytes > budget {
-            split_beyond(p, budget)
-        } else {
-            ptr::null_mut()
-        }
-    });
-    // SAFETY: unlinked under the lock.
-    unsafe { unmap_chain(victims) };
-}
-
-/// Releases the pages of pooled maps free for at least `min_age` global GCs,
-/// within `budget` bytes. Returns (bytes released, madvise calls).
-pub(crate) fn release_aged(epoch: u64, min_age: u64, budget: usize) -> (usize, u64) {
-    POOL.with(|p| {
-        let mut done = 0usize;
-        let mut calls = 0u64;
-        let mut cur = p.head;
-        // SAFETY: pool entries are live headers, followed under the pool lock.
-        unsafe {
-            while !cur.is_null() {
-                let u = (*cur).usable;
-                if !(*cur).released
-                    && epoch.saturating_sub((*cur).since) >= min_age
-                    && done + u <= budget
-                {
-                    if os::release((*cur).data, u) {
-                        (*cur).released = true;
-                        (*cur).zero = true;
-                        done += u;
-                    }
-                    calls += 1;
-                }
-                cur = (*cur).next;
-            }
-        }
-        (done, calls)
-    })
-}
-
-/// The pool's idle decay, if due: releases the pages of every pooled map
-/// unused for at least 7/8 of `decay` ms (as a heap's decay pass does).
-pub(crate) fn decay(now: u64, decay: u64) {
-    if now < POOL_DUE.load(Ordering::Relaxed) {
-        return;
-    }
-    let age = gc::decay_age(decay);
-    let (bytes, calls) = POOL.with(|p| {
-        if now < p.due {
-            return (0, 0); // another thread ran it
-        }
-        let (mut bytes, mut calls) = (0u64, 0u64);
-        let mut next = NEVER;
-        let mut cur = p.head;
-        // SAFETY: pool entries are live headers, followed under the pool lock.
-        unsafe {
-            while !cur.is_null() {
-                if !(*cur).released {
-                    let ms = (*cur).since_ms;
-                    if gc::is_aged(now, ms, age) {
-                        calls += 1;
-                        if os::release((*cur).data, (*cur).usable) {
-                            (*cur).released = true;
-                            (*cur).zero = true;
-                            bytes += (*cur).usable as u64;
-                        }
-                    } else {
-                        let a = ((now as u32).wrapping_sub(ms) as i32).max(0) as u64;
-                        next = next.min(now + age.saturating_sub(a));
-                    }
-                }
-                cur = (*cur).next;
-            }
-        }
-        p.last = now;
-        p.due = if next == NEVER {
-            NEVER
-        } else {
-            next.max(now + gc::decay_step(decay))
-        };
-        POOL_DUE.store(p.due, Ordering::Relaxed);
-        (bytes, calls)
-    });
-    let g = global();
-    g.released.fetch_add(bytes, Ordering::Relaxed);
-    g.madvise_calls.fetch_add(calls, Ordering::Relaxed);
-}
-
-/// Bytes held by the pool.
-pub(crate) fn pool_bytes() -> usize {
-    POOL.with(|p| p.bytes)
 }

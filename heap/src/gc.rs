@@ -25,82 +25,21 @@
 //! comes back between 7/8 and 1 `decay_ms` after it was freed, plus the
 //! wait for the next slow path, at a bounded number of passes per heap.
 
-use crate::buddy::{F_RELEASED, FreeBlock, NODE_BYTES};
-use crate::heap::{HeapCore, Local};
+use crate::buddy::{BlockFlags, FreeBlock, NODE_BYTES};
+use crate::decay::{self, NEVER, aged_at, decay_age, decay_step, is_aged};
+use crate::heap::HeapCore;
+use crate::layout::PAGE;
 use crate::region::{ORDERS, Region};
 use crate::size_class::CLASSES;
 use crate::stats::{HeapCounters, global};
-use crate::sync::plain::{AtomicU64, Ordering};
-use crate::{PAGE, direct, os, slab};
-
-/// "Nothing pending" for a decay deadline.
-pub(crate) const NEVER: u64 = u64::MAX;
-
-/// The age (ms) at which a decay pass releases something, for `decay` ms.
-#[inline]
-pub(crate) fn decay_age(decay: u64) -> u64 {
-    decay - decay / 8
-}
-
-/// The least time (ms) between two decay passes, for `decay` ms.
-#[inline]
-pub(crate) fn decay_step(decay: u64) -> u64 {
-    (decay / 8).max(1)
-}
-
-/// Whether a stamp `ms` (wrapping) is at least `age` ms before `now`. A
-/// stamp after `now` (another thread's clock read raced ours) is not aged.
-#[inline]
-pub(crate) fn is_aged(now: u64, ms: u32, age: u64) -> bool {
-    let a = (now as u32).wrapping_sub(ms) as i32;
-    a >= 0 && a as u64 >= age
-}
-
-/// When a stamp `ms` will be aged (absolute ms).
-#[inline]
-fn aged_at(now: u64, ms: u32, age: u64) -> u64 {
-    let a = ((now as u32).wrapping_sub(ms) as i32).max(0) as u64;
-    now + age.saturating_sub(a)
-}
-
-/// The earliest decay deadline of the heaps exited threads abandoned (a
-/// lower bound: a sweep recomputes it).
-static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
-
-/// The decay time (ms) of a heap nobody owns: an eighth of `decay`. Its
-/// memory is of use only to a thread that adopts it soon, and a program
-/// whose threads come and go spreads its memory over several such heaps.
-#[inline]
-pub(crate) fn abandoned_decay(decay: u64) -> u64 {
-    (decay / 8).max(1)
-}
-
-/// Folds the decay deadline of heap `l`, now owner-less, into the sweep's:
-/// under [`abandoned_decay`], what is pending comes due sooner.
-pub(crate) fn note_abandoned(l: &Local) {
-    if l.decay_due != NEVER {
-        let decay = crate::options_decay_ms();
-        let due = l
-            .decay_due
-            .min(l.now_ms + decay_age(abandoned_decay(decay)));
-        ABANDONED_DUE.fetch_min(due, Ordering::Relaxed);
-    }
-}
-
-/// Notes that an owner-less heap has frees waiting on its foreign list:
-/// the sweep is due now (a load, and a store only the first time).
-#[inline]
-pub(crate) fn note_abandoned_foreign() {
-    if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
-        ABANDONED_DUE.store(0, Ordering::Relaxed);
-    }
-}
+use crate::sync::plain::Ordering;
+use crate::{os, pool, slab};
 
 /// Drains the foreign lists of abandoned heaps that have frees waiting
 /// (for a statistics snapshot, which then counts them freed).
 pub(crate) fn drain_abandoned() {
     crate::heap::for_each_heap(|a, abandoned| {
-        if abandoned && !a.foreign.is_empty() && a.ownership.try_borrow() {
+        if abandoned && !a.foreign.is_empty() && a.ownership().try_borrow() {
             // SAFETY: borrowed just now, given back right after.
             unsafe {
                 a.drain_foreign();
@@ -124,11 +63,11 @@ pub(crate) enum Release {
 /// # Safety
 /// The caller owns `h`.
 pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
-    let o = crate::options();
+    let o = crate::options::options();
     if cfg!(debug_assertions) || o.checker {
         // SAFETY: owner-only.
         if let Err(e) = unsafe { crate::valid::check(h) } {
-            crate::report_invalid(e);
+            crate::report::report_invalid(e);
         }
     }
     // SAFETY: owner-only state throughout.
@@ -142,7 +81,7 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
         h.drain_foreign(); // 1
         h.flush_empty_slabs(); // 2
         h.local().buddy.flush_cache(epoch); // 3
-        direct::reclaim_beyond_budget(); // 4
+        pool::reclaim_beyond_budget(); // 4
         let every = o.purge_every.max(1);
         if release == Release::All || epoch % every == 0 {
             let (min_age, budget) = match release {
@@ -153,7 +92,7 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
             // free blocks left of it.
             let used = release_pass(h, epoch, min_age, budget);
             let left = budget.saturating_sub(used);
-            let (bytes, calls) = direct::release_aged(gepoch, min_age as u64, left);
+            let (bytes, calls) = pool::release_aged(gepoch, min_age as u64, left);
             global().released.fetch_add(bytes as u64, Ordering::Relaxed);
             global().madvise_calls.fetch_add(calls, Ordering::Relaxed);
             HeapCounters::bump(&h.counters().release_passes, 1);
@@ -197,10 +136,10 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
             let free = l.buddy.region_is_free(r)
                 && (0..ORDERS)
                     .all(|k| aged((*Region::page_ptr(r, 1 << k).cast::<FreeBlock>()).since));
-            if free && (kept_one || min_age == 0) && left >= crate::REGION {
+            if free && (kept_one || min_age == 0) && left >= crate::layout::REGION {
                 h.drop_region(r);
-                left -= crate::REGION;
-                released += crate::REGION as u64;
+                left -= crate::layout::REGION;
+                released += crate::layout::REGION as u64;
             } else {
                 kept_one = true;
             }
@@ -217,7 +156,7 @@ unsafe fn release_pass(h: &HeapCore, epoch: u32, min_age: u32, budget: usize) ->
                 }
                 // Resident blocks come first: the first released one ends
                 // the list's work.
-                if (*b).flags & F_RELEASED != 0 {
+                if (*b).flags.contains(BlockFlags::RELEASED) {
                     break;
                 }
                 let next = (*b).next;
@@ -259,19 +198,6 @@ unsafe fn release_block(b: *mut FreeBlock) -> bool {
     }
 }
 
-/// Records that something of the heap became free at `now` (the heap's
-/// cached clock): sets the decay deadline if none is pending. A later free
-/// never moves an earlier deadline.
-#[inline]
-pub(crate) fn note_free(l: &mut Local, now: u64) {
-    if l.decay_due == NEVER {
-        let decay = crate::options_decay_ms();
-        if decay != 0 {
-            l.decay_due = (now + decay_age(decay)).max(l.decay_last + decay_step(decay));
-        }
-    }
-}
-
 /// The slow-path check, cheap enough for every slow path: reads the coarse
 /// clock once, adapts the allocation count between checks to the rate at
 /// which this heap allocates (so that a check comes at least about every
@@ -284,7 +210,7 @@ pub(crate) fn note_free(l: &mut Local, now: u64) {
 /// # Safety
 /// The caller owns `h`.
 pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
-    let decay = crate::options_decay_ms();
+    let decay = crate::options::options_decay_ms();
     let now = os::now_ms();
     // SAFETY: owner-only state.
     let l = unsafe { h.local() };
@@ -305,18 +231,22 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
             l.tick_mask = l.tick_mask << 1 | 1;
         }
     }
-    let generation = crate::options_generation();
+    let generation = crate::options::options_generation();
     if l.opt_gen != generation {
         // The options changed: recompute the deadline from the stamps.
         l.opt_gen = generation;
-        l.key_mask = if crate::full_checks() { 0 } else { u64::MAX };
+        l.key_mask = if crate::report::full_checks() {
+            0
+        } else {
+            u64::MAX
+        };
         l.decay_due = l.decay_due.min(now);
     }
     if now >= l.decay_due {
         // SAFETY: forwarded ownership.
         unsafe { decay_pass(h, now, decay) };
     }
-    direct::decay(now, decay);
+    pool::decay(now, decay);
     sweep_abandoned(now, decay);
     // SAFETY: owner-only state.
     if now.saturating_sub(unsafe { h.local() }.last_gc_ms) >= decay {
@@ -394,7 +324,7 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
                 })
             {
                 h.drop_region(r);
-                released += crate::REGION as u64;
+                released += crate::layout::REGION as u64;
             }
             r = nr;
         }
@@ -404,7 +334,7 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
             let mut b = l.buddy.free[o];
             // Resident blocks come first: the first released one ends the
             // list's work.
-            while !b.is_null() && (*b).flags & F_RELEASED == 0 {
+            while !b.is_null() && !(*b).flags.contains(BlockFlags::RELEASED) {
                 let nb = (*b).next;
                 let ms = (*b).since_ms;
                 if is_aged(now, ms, age) {
@@ -440,14 +370,12 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
 /// (under [`abandoned_decay`]) if due. Runs from any heap's slow path, at
 /// most once per deadline.
 pub(crate) fn sweep_abandoned(now: u64, decay: u64) {
-    if now < ABANDONED_DUE.load(Ordering::Relaxed) {
+    if !decay::take_abandoned_due(now) {
         return;
     }
-    // Taken by this sweep; what it finds still pending is folded back.
-    ABANDONED_DUE.store(NEVER, Ordering::Relaxed);
-    let decay = abandoned_decay(decay);
+    let decay = decay::abandoned_decay(decay);
     crate::heap::for_each_heap(|a, abandoned| {
-        if abandoned && a.ownership.try_borrow() {
+        if abandoned && a.ownership().try_borrow() {
             // SAFETY: borrowed just now, given back right after.
             unsafe {
                 a.drain_foreign();
@@ -470,4 +398,39 @@ pub(crate) fn sweep_abandoned(now: u64, decay: u64) {
 pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
     // SAFETY: forwarded ownership.
     unsafe { on_slow_path(h, false) }
+}
+
+impl HeapCore {
+    /// Abandons the heap: flushes what can be flushed, then lets go.
+    ///
+    /// # Safety
+    /// Owner only; the caller never touches the heap's local state again.
+    pub(crate) unsafe fn abandon(&self) {
+        // SAFETY: owner-only.
+        unsafe {
+            self.drain_foreign();
+            let epoch = self.local().epoch;
+            self.local().buddy.flush_cache(epoch);
+            self.flush_empty_slabs();
+            self.publish();
+            let l = self.local();
+            decay::note_abandoned(l.decay_due, l.now_ms);
+        }
+        self.ownership().abandon();
+    }
+
+    /// Ends a borrow: publishes the borrower's counters, hands the decay
+    /// deadline to the sweep of abandoned heaps, and lets go.
+    ///
+    /// # Safety
+    /// The caller borrowed the heap and never touches its local state again.
+    pub(crate) unsafe fn give_back(&self) {
+        // SAFETY: borrowed, so ours until the store below.
+        unsafe {
+            self.publish();
+            let l = self.local();
+            decay::note_abandoned(l.decay_due, l.now_ms);
+        }
+        self.ownership().end_borrow();
+    }
 }

@@ -5,7 +5,7 @@
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
 use crate::foreign::ForeignList;
-use crate::heap::Ownership;
+use crate::ownership::Ownership;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
 use loom::thread;

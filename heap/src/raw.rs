@@ -21,6 +21,27 @@
 //! ```
 
 use crate::heap::{self, HeapCore};
+
+/// The thread's heap slot (`os/tls.rs`), typed.
+mod cur {
+    use crate::heap::HeapCore;
+    use crate::os::tls;
+
+    #[inline(always)]
+    pub(super) fn get() -> *const HeapCore {
+        tls::get().cast()
+    }
+
+    #[inline]
+    pub(super) fn set(p: *const HeapCore) {
+        tls::set(p.cast())
+    }
+
+    /// Sets the heap and returns the previous one.
+    pub(super) fn replace(p: *const HeapCore) -> *const HeapCore {
+        tls::replace(p.cast()).cast()
+    }
+}
 use crate::sync::{Locked, plain};
 use crate::{Options, Stats, gc};
 use core::cell::Cell;
@@ -30,128 +51,6 @@ const UNINIT: u8 = 0;
 const INITIALIZING: u8 = 1;
 const READY: u8 = 2;
 const DESTROYED: u8 = 3;
-
-/// The thread's heap once READY (null otherwise): the fast paths read only
-/// this, so it is one thread-local read per call.
-///
-/// On x86-64 Linux it is an initial-exec TLS slot read with two instructions.
-/// A Rust `thread_local!` in a shared library (keel-malloc's cdylib) uses the
-/// general-dynamic model, a call to `__tls_get_addr` on every access (11 of a
-/// malloc's instructions under callgrind), and stable Rust cannot choose the
-/// model; the slot is therefore declared in assembly. Initial-exec is what
-/// mimalloc and glibc's own malloc use: fine for an executable and for a
-/// library loaded at start-up or preloaded. A shared library holding this
-/// crate and loaded later with `dlopen` (a Rust extension module using
-/// [`KeelAlloc`](crate::KeelAlloc)) takes the 8 bytes from glibc's reserve
-/// for such libraries (`glibc.rtld.optional_static_tls`, 512 bytes by
-/// default); `dlopen` fails only if that reserve is used up. Elsewhere
-/// (other targets, Miri), or with the `dynamic-tls` feature, a plain
-/// `thread_local!` serves.
-mod cur {
-    use crate::heap::HeapCore;
-
-    #[cfg(all(
-        target_arch = "x86_64",
-        target_os = "linux",
-        not(miri),
-        not(feature = "dynamic-tls")
-    ))]
-    mod imp {
-        use crate::heap::HeapCore;
-
-        // The slot's symbol, with the crate's major and minor version in it:
-        // two semver-incompatible keel-heap versions linked into one binary
-        // each get their own slot instead of a duplicate-symbol error.
-        macro_rules! slot {
-            () => {
-                concat!(
-                    "keel_heap_raw_cur_v",
-                    env!("CARGO_PKG_VERSION_MAJOR"),
-                    "_",
-                    env!("CARGO_PKG_VERSION_MINOR")
-                )
-            };
-        }
-
-        // One pointer in the thread's static TLS block, zero (null) in every
-        // new thread. Hidden: only this crate refers to it.
-        core::arch::global_asm!(
-            ".pushsection .tbss,\"awT\",@nobits",
-            ".p2align 3",
-            concat!(".globl ", slot!()),
-            concat!(".hidden ", slot!()),
-            concat!(".type ", slot!(), ", @object"),
-            concat!(".size ", slot!(), ", 8"),
-            concat!(slot!(), ":"),
-            ".zero 8",
-            ".popsection",
-        );
-
-        #[inline(always)]
-        pub(in crate::raw) fn get() -> *const HeapCore {
-            let v: *const HeapCore;
-            // SAFETY: reads this thread's own 8-byte slot (initial-exec: the
-            // GOT holds its offset from the thread pointer in %fs).
-            unsafe {
-                core::arch::asm!(
-                    concat!("mov {v}, qword ptr [rip + ", slot!(), "@GOTTPOFF]"),
-                    "mov {v}, qword ptr fs:[{v}]",
-                    v = out(reg) v,
-                    options(nostack, preserves_flags, readonly),
-                );
-            }
-            v
-        }
-
-        #[inline]
-        pub(in crate::raw) fn set(p: *const HeapCore) {
-            // SAFETY: writes this thread's own 8-byte slot.
-            unsafe {
-                core::arch::asm!(
-                    concat!("mov {t}, qword ptr [rip + ", slot!(), "@GOTTPOFF]"),
-                    "mov qword ptr fs:[{t}], {p}",
-                    t = out(reg) _,
-                    p = in(reg) p,
-                    options(nostack, preserves_flags),
-                );
-            }
-        }
-    }
-
-    #[cfg(not(all(
-        target_arch = "x86_64",
-        target_os = "linux",
-        not(miri),
-        not(feature = "dynamic-tls")
-    )))]
-    mod imp {
-        use crate::heap::HeapCore;
-        use core::cell::Cell;
-
-        std::thread_local! {
-            static CUR: Cell<*const HeapCore> = const { Cell::new(core::ptr::null()) };
-        }
-
-        #[inline(always)]
-        pub(in crate::raw) fn get() -> *const HeapCore {
-            CUR.with(|c| c.get())
-        }
-
-        #[inline]
-        pub(in crate::raw) fn set(p: *const HeapCore) {
-            CUR.with(|c| c.set(p))
-        }
-    }
-
-    pub(super) use imp::{get, set};
-
-    /// Sets the heap and returns the previous one.
-    pub(super) fn replace(p: *const HeapCore) -> *const HeapCore {
-        let old = get();
-        set(p);
-        old
-    }
-}
 
 std::thread_local! {
     static STATE: Cell<u8> = const { Cell::new(UNINIT) };
@@ -354,7 +253,7 @@ pub unsafe fn free(ptr: *mut u8) {
         return;
     }
     // SAFETY: forwarded contract.
-    unsafe { free_kind(ptr, crate::region::chunk_kind(ptr.addr())) }
+    unsafe { free_kind(ptr, crate::chunk_map::chunk_kind(ptr.addr())) }
 }
 
 /// As [`free`] for a pointer that may not be keel-heap's at all (a C
@@ -379,8 +278,8 @@ pub unsafe fn free(ptr: *mut u8) {
 /// from keel-heap not used afterwards.
 #[inline]
 pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
-    let kind = crate::region::chunk_kind(ptr.addr());
-    if kind == crate::region::CHUNK_NONE {
+    let kind = crate::chunk_map::chunk_kind(ptr.addr());
+    if kind == crate::chunk_map::CHUNK_NONE {
         return false;
     }
     // SAFETY: forwarded contract; `kind` is `ptr`'s entry.
@@ -397,9 +296,10 @@ unsafe fn free_kind(ptr: *mut u8, kind: u8) {
     let h = cur::get();
     // The one path kept inline: a small or medium block of this thread's own
     // heap. Everything else is a call away, so this path saves few registers.
-    if !h.is_null() && kind == crate::region::CHUNK_REGION {
+    if !h.is_null() && kind == crate::chunk_map::CHUNK_REGION {
         // SAFETY: a region chunk has a live header; `owner` never changes.
-        if ptr::eq(unsafe { (*crate::region::Region::of(ptr)).owner }, h) {
+        let owner = unsafe { HeapCore::owner_of(crate::region::Region::of(ptr)) };
+        if ptr::eq(owner, h) {
             // SAFETY: this thread owns `h`, and `ptr` is in its region.
             unsafe { (*h).free_local_reporting(ptr) };
             return;
@@ -429,16 +329,16 @@ unsafe fn free_kind_other(ptr: *mut u8, kind: u8, h: *const HeapCore) {
             // SAFETY: forwarded contract.
             None => unsafe { free_on_fallback(ptr) },
         }
-    } else if kind == crate::region::CHUNK_REGION {
+    } else if kind == crate::chunk_map::CHUNK_REGION {
         // SAFETY: another heap's region block (the caller checked ours);
         // a region chunk has a live header whose owner never changes.
-        unsafe { HeapCore::free_other((*crate::region::Region::of(ptr)).owner, ptr) }
+        unsafe { HeapCore::free_other(HeapCore::owner_of(crate::region::Region::of(ptr)), ptr) }
     } else {
         // SAFETY: this thread owns `h`; `kind` is `ptr`'s entry.
         unsafe { (*h).free_in(ptr, kind) }
     };
     if let Err(e) = r {
-        crate::report_bad_free(e);
+        crate::report::report_bad_free(e);
     }
 }
 
@@ -448,7 +348,7 @@ unsafe fn free_kind_other(ptr: *mut u8, kind: u8, h: *const HeapCore) {
 /// `ptr` is a live block of the fallback heap.
 #[cold]
 #[inline(never)]
-unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::region::Bad> {
+unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::locate::Bad> {
     with_fallback(|fb| match fb {
         // SAFETY: exclusive use of the fallback heap under its lock.
         Some(fb) => unsafe { fb.free(ptr) },
@@ -463,7 +363,7 @@ unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::region::Bad> {
 /// `ptr` is null or a live block from keel-heap.
 pub unsafe fn realloc(ptr: *mut u8, new_size: usize, align: usize) -> *mut u8 {
     // SAFETY: forwarded contract.
-    unsafe { crate::realloc_with(ptr, new_size, align, alloc, |p| free(p)) }
+    unsafe { crate::ops::realloc_with(ptr, new_size, align, alloc, |p| free(p)) }
 }
 
 /// The usable size of a live block (>= the size asked for); 0 for null.
@@ -494,7 +394,7 @@ pub fn release_pages() {
     // SAFETY: exclusive use of a heap.
     with_heap(|h| unsafe { gc::run(h, gc::Release::All) }, ());
     heap::for_each_heap(|h, abandoned| {
-        if abandoned && h.ownership.try_borrow() {
+        if abandoned && h.ownership().try_borrow() {
             // SAFETY: borrowed just now; given back right after.
             unsafe {
                 gc::run(h, gc::Release::All);
@@ -531,7 +431,7 @@ pub fn stats() -> Stats {
         // SAFETY: this thread owns `h`.
         unsafe { h.publish() };
     }
-    crate::stats::snapshot()
+    crate::stats()
 }
 
 /// Sets the options (see [`Options`]); any time.
@@ -542,22 +442,37 @@ pub fn configure(opts: Options) {
 /// `pthread_atfork` prepare handler: takes every global lock so that no lock
 /// is held by a thread that will not exist in the child.
 pub fn prepare_fork() {
-    FALLBACK.raw_lock().lock();
-    crate::direct::pool_lock().lock();
+    FALLBACK.hold();
+    crate::direct::hold_pool();
 }
 
 /// `pthread_atfork` parent handler: releases what [`prepare_fork`] took.
-pub fn parent_after_fork() {
-    crate::direct::pool_lock().unlock();
-    FALLBACK.raw_lock().unlock();
+///
+/// # Safety
+/// Called once after each [`prepare_fork`] on the same thread (as
+/// `pthread_atfork` calls its handlers): it releases locks it does not
+/// otherwise check are held.
+pub unsafe fn parent_after_fork() {
+    // SAFETY: `prepare_fork` took both; nothing else is inside them.
+    unsafe {
+        crate::direct::release_pool();
+        FALLBACK.release_held();
+    }
 }
 
 /// `pthread_atfork` child handler: releases the locks in the child. Heaps of
 /// threads that do not exist in the child stay owned (their state may be
 /// mid-update), so their memory is leaked there rather than reused.
-pub fn child_after_fork() {
-    crate::direct::pool_lock().reset();
-    FALLBACK.raw_lock().reset();
+///
+/// # Safety
+/// As [`parent_after_fork`], in the child.
+pub unsafe fn child_after_fork() {
+    // SAFETY: the parent's `prepare_fork` took both before forking; the
+    // child's copies are held by no thread that exists here.
+    unsafe {
+        crate::direct::release_pool();
+        FALLBACK.release_held();
+    }
 }
 
 #[cfg(all(test, not(keel_loom)))]
@@ -652,11 +567,11 @@ mod tests {
         let in_regions = blocks
             .0
             .iter()
-            .filter(|b| crate::region::chunk_kind(b.addr()) == crate::region::CHUNK_REGION)
+            .filter(|b| crate::chunk_map::chunk_kind(b.addr()) == crate::chunk_map::CHUNK_REGION)
             .count() as u64;
         assert!(in_regions >= 2, "the small blocks come from regions");
         let before = stats().foreign_frees;
-        FALLBACK.raw_lock().lock();
+        FALLBACK.hold();
         let (tx, rx) = mpsc::channel();
         let t = std::thread::spawn(move || {
             let blocks = blocks;
@@ -667,7 +582,8 @@ mod tests {
             tx.send(()).unwrap();
         });
         let done = rx.recv_timeout(Duration::from_secs(20));
-        FALLBACK.raw_lock().unlock();
+        // SAFETY: taken just above; the freeing thread never takes it.
+        unsafe { FALLBACK.release_held() };
         t.join().unwrap();
         assert!(
             done.is_ok(),

@@ -1,5 +1,5 @@
 //! Small size classes: 16-byte steps up to 128, then four classes per
-//! doubling up to [`SMALL_MAX`](crate::SMALL_MAX) (at most 25% internal waste).
+//! doubling up to [`SMALL_MAX`](crate::layout::SMALL_MAX) (at most 25% internal waste).
 
 /// Number of small classes.
 pub(crate) const CLASSES: usize = 32;
@@ -40,8 +40,8 @@ static SIZES: [u32; CLASSES] = {
 
 /// The class of every size in 16-byte steps up to `SMALL_MAX`: every class
 /// size is a multiple of 16, so a size and its round-up to 16 share a class.
-static BY_16: [u8; crate::SMALL_MAX / 16 + 1] = {
-    let mut t = [0u8; crate::SMALL_MAX / 16 + 1];
+static BY_16: [u8; crate::layout::SMALL_MAX / 16 + 1] = {
+    let mut t = [0u8; crate::layout::SMALL_MAX / 16 + 1];
     let mut i = 0;
     while i < t.len() {
         t[i] = compute_class(i * 16) as u8;
@@ -61,8 +61,8 @@ pub(crate) fn class_size(c: usize) -> usize {
 /// The smallest class that holds `size` bytes (`size <= SMALL_MAX`; 0 counts as 1).
 #[inline(always)]
 pub(crate) fn class_of(size: usize) -> usize {
-    debug_assert!(size <= crate::SMALL_MAX);
-    BY_16[size.min(crate::SMALL_MAX).div_ceil(16)] as usize % CLASSES
+    debug_assert!(size <= crate::layout::SMALL_MAX);
+    BY_16[size.min(crate::layout::SMALL_MAX).div_ceil(16)] as usize % CLASSES
 }
 
 /// The smallest class that holds `size` bytes at alignment `align`, if any.
@@ -70,7 +70,7 @@ pub(crate) fn class_of(size: usize) -> usize {
 /// size, so a class whose size is a multiple of `align` gives aligned objects.
 #[inline(always)]
 pub(crate) fn class_for(size: usize, align: usize) -> Option<usize> {
-    if size > crate::SMALL_MAX || align > crate::SMALL_MAX {
+    if size > crate::layout::SMALL_MAX || align > crate::layout::SMALL_MAX {
         return None;
     }
     if align <= 16 {
@@ -97,8 +97,8 @@ mod tests {
             assert!(class_size(c) > class_size(c - 1));
             assert_eq!(class_size(c) % 16, 0);
         }
-        assert_eq!(class_size(CLASSES - 1), crate::SMALL_MAX);
-        for s in 0..=crate::SMALL_MAX {
+        assert_eq!(class_size(CLASSES - 1), crate::layout::SMALL_MAX);
+        for s in 0..=crate::layout::SMALL_MAX {
             let c = class_of(s);
             assert!(class_size(c) >= s.max(1), "size {s}");
             assert!(
@@ -113,7 +113,7 @@ mod tests {
         for c in 0..CLASSES {
             assert_eq!(class_size(c), compute_size(c), "class {c}");
         }
-        for s in 0..=crate::SMALL_MAX {
+        for s in 0..=crate::layout::SMALL_MAX {
             assert_eq!(class_of(s), compute_class(s), "size {s}");
         }
     }
@@ -121,7 +121,7 @@ mod tests {
     #[test]
     fn aligned_classes_are_aligned() {
         let mut a = 1;
-        while a <= crate::SMALL_MAX {
+        while a <= crate::layout::SMALL_MAX {
             for s in [0, 1, 17, 100, 1000, 5000] {
                 if let Some(c) = class_for(s, a) {
                     assert!(class_size(c) >= s && class_size(c) % a.max(16) == 0);

@@ -26,7 +26,7 @@ pub(crate) fn base_of(m: *mut SlabMeta) -> *mut u8 {
 /// `base` is a `PM_USED` block of slab order owned by the caller.
 pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta {
     let r = Region::of(base);
-    let slot = (base.addr() & (crate::REGION - 1)) / SLAB;
+    let slot = (base.addr() & (crate::layout::REGION - 1)) / SLAB;
     // SAFETY: the region header is ours; the slot's metadata is unused.
     unsafe {
         let magic = (u32::MAX / class_size(c) as u32).wrapping_add(1);

@@ -125,31 +125,35 @@ pub(crate) fn global() -> &'static Global {
     &GLOBAL
 }
 
-/// A process-wide snapshot: sums every heap's published counters.
-pub(crate) fn snapshot() -> Stats {
-    let mut s = Stats::default();
-    crate::heap::for_each_heap(|h, abandoned| {
-        let hs = h.counters().snapshot();
-        s.in_use += hs.in_use;
-        s.foreign_frees += hs.foreign_frees;
-        s.gc_passes += hs.gc_passes;
-        s.release_passes += hs.release_passes;
-        s.decay_passes += hs.decay_passes;
-        s.slab_hits += hs.slab_hits;
-        s.released += hs.released;
-        s.madvise_calls += hs.madvise_calls;
-        s.heaps += 1;
-        s.abandoned += abandoned as u64;
-    });
-    let g = global();
-    s.in_use += g.direct_in_use.load(Ordering::Relaxed) as u64;
-    s.mapped = g.mapped.load(Ordering::Relaxed);
-    s.released += g.released.load(Ordering::Relaxed);
-    s.madvise_calls += g.madvise_calls.load(Ordering::Relaxed);
-    s.pool_bytes = crate::direct::pool_bytes() as u64;
-    let peak = g.peak.fetch_max(s.in_use, Ordering::Relaxed).max(s.in_use);
-    s.peak = peak;
-    s
+impl Stats {
+    /// Adds one heap's published counters (`abandoned`: it has no owner).
+    pub(crate) fn add_heap(&mut self, h: &HeapCounters, abandoned: bool) {
+        let hs = h.snapshot();
+        self.in_use += hs.in_use;
+        self.foreign_frees += hs.foreign_frees;
+        self.gc_passes += hs.gc_passes;
+        self.release_passes += hs.release_passes;
+        self.decay_passes += hs.decay_passes;
+        self.slab_hits += hs.slab_hits;
+        self.released += hs.released;
+        self.madvise_calls += hs.madvise_calls;
+        self.heaps += 1;
+        self.abandoned += abandoned as u64;
+    }
+
+    /// Adds the process-wide counters and `pool_bytes`, and samples the peak.
+    pub(crate) fn add_global(&mut self, pool_bytes: usize) {
+        let g = global();
+        self.in_use += g.direct_in_use.load(Ordering::Relaxed) as u64;
+        self.mapped = g.mapped.load(Ordering::Relaxed);
+        self.released += g.released.load(Ordering::Relaxed);
+        self.madvise_calls += g.madvise_calls.load(Ordering::Relaxed);
+        self.pool_bytes = pool_bytes as u64;
+        self.peak = g
+            .peak
+            .fetch_max(self.in_use, Ordering::Relaxed)
+            .max(self.in_use);
+    }
 }
 
 /// Samples the process-wide in-use figure into the peak (slow paths only).

@@ -17,8 +17,6 @@ pub(crate) mod plain {
     };
 }
 
-use core::cell::UnsafeCell;
-
 /// One step of a bounded wait for another thread (a spin hint; loom's
 /// scheduler needs a yield instead).
 #[inline]
@@ -29,84 +27,39 @@ pub(crate) fn spin_wait() {
     core::hint::spin_loop();
 }
 
-/// A test-and-test-and-set spin lock: the global locks guard rare, short
-/// sections (heap registry, oversized pool, the shared fallback heap), and a
-/// `const` constructor lets them be statics in a `no_std` crate.
-pub(crate) struct SpinLock {
-    locked: plain::AtomicBool,
-}
-
-impl SpinLock {
-    pub(crate) const fn new() -> Self {
-        SpinLock {
-            locked: plain::AtomicBool::new(false),
-        }
-    }
-
-    pub(crate) fn lock(&self) {
-        loop {
-            if self
-                .locked
-                .compare_exchange_weak(
-                    false,
-                    true,
-                    plain::Ordering::Acquire,
-                    plain::Ordering::Relaxed,
-                )
-                .is_ok()
-            {
-                return;
-            }
-            while self.locked.load(plain::Ordering::Relaxed) {
-                core::hint::spin_loop();
-            }
-        }
-    }
-
-    pub(crate) fn unlock(&self) {
-        self.locked.store(false, plain::Ordering::Release);
-    }
-
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    /// Forcibly resets the lock: only for a fork child, where the thread that
-    /// held it no longer exists.
-    pub(crate) fn reset(&self) {
-        self.locked.store(false, plain::Ordering::Release);
-    }
-}
-
-/// A value guarded by a [`SpinLock`].
-pub(crate) struct Locked<T> {
-    lock: SpinLock,
-    val: UnsafeCell<T>,
-}
-
-// SAFETY: every access to `val` goes through `with`, which holds the lock.
-unsafe impl<T: Send> Sync for Locked<T> {}
+/// A value behind `spin`'s test-and-test-and-set lock: the global locks
+/// guard rare, short sections (the direct-map pool, the shared fallback
+/// heap, Miri's chunk table), and a `const` constructor lets them be
+/// statics in a `no_std` crate. (loom builds use it too: statics cannot
+/// hold loom's primitives, and loom models the lock-free protocols.)
+pub(crate) struct Locked<T>(spin::mutex::SpinMutex<T>);
 
 impl<T> Locked<T> {
     pub(crate) const fn new(val: T) -> Self {
-        Locked {
-            lock: SpinLock::new(),
-            val: UnsafeCell::new(val),
-        }
+        Locked(spin::mutex::SpinMutex::new(val))
     }
 
+    /// Runs `f` with the lock held.
     pub(crate) fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        self.lock.lock();
-        struct Unlock<'a>(&'a SpinLock);
-        impl Drop for Unlock<'_> {
-            fn drop(&mut self) {
-                self.0.unlock();
-            }
-        }
-        let _u = Unlock(&self.lock);
-        // SAFETY: the lock is held until `_u` drops, so this is the only reference.
-        f(unsafe { &mut *self.val.get() })
+        f(&mut self.0.lock())
     }
 
+    /// Takes the lock and keeps it after returning: `fork`'s prepare
+    /// handler, so no other thread holds it when the process forks.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) fn raw_lock(&self) -> &SpinLock {
-        &self.lock
+    pub(crate) fn hold(&self) {
+        core::mem::forget(self.0.lock());
+    }
+
+    /// Releases a lock taken with [`hold`](Self::hold).
+    ///
+    /// # Safety
+    /// The lock is held by `hold` (in this process: `fork`'s parent and
+    /// child handlers, the child's copy of it included), and nothing else
+    /// is inside it.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn release_held(&self) {
+        // SAFETY: per the contract, the guard `hold` forgot is the only one.
+        unsafe { self.0.force_unlock() }
     }
 }

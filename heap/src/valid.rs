@@ -1,29 +1,12 @@
 //! The heap checker: walks a heap's regions, free lists, cache and slabs
 //! and checks the invariants stated in `buddy.rs` and `slab.rs`.
 
-use crate::buddy::{F_RELEASED, FreeBlock};
+use crate::buddy::{BlockFlags, FreeBlock};
+use crate::error::InvalidHeap;
 use crate::heap::HeapCore;
-use crate::region::{
-    ORDERS, PAGES, PM_CACHED, PM_FREE, PM_INTERIOR, PM_KIND, PM_ORDER, PM_USED, Region, SLAB,
-    SLAB_ORDER, SLABS,
-};
+use crate::region::{ORDERS, PAGES, Page, Region, SLAB, SLAB_ORDER, SLABS};
 use crate::size_class::{CLASSES, class_size};
 use crate::slab;
-
-/// A broken heap invariant: what and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InvalidHeap {
-    /// The invariant that does not hold.
-    pub what: &'static str,
-    /// The address where it was found.
-    pub addr: usize,
-}
-
-impl core::fmt::Display for InvalidHeap {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "invalid heap: {} at {:#x}", self.what, self.addr)
-    }
-}
 
 fn fail<T>(what: &'static str, addr: usize) -> Result<T, InvalidHeap> {
     Err(InvalidHeap { what, addr })
@@ -42,32 +25,32 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
         let mut free_bytes = 0usize;
         let mut r = l.regions;
         while !r.is_null() {
-            if !core::ptr::eq((*r).owner, h) {
+            if !core::ptr::eq(HeapCore::owner_of(r), h) {
                 return fail("region owned by another heap", r.addr());
             }
-            if (*r).pagemap[0] != PM_USED {
+            if (*r).pagemap[0] != Page::USED {
                 return fail("region header page not marked used", r.addr());
             }
             let mut p = 1usize;
             while p < PAGES {
                 let pm = (*r).pagemap[p];
-                let k = pm & PM_KIND;
-                let o = (pm & PM_ORDER) as usize;
+                let k = pm.kind();
+                let o = pm.order() as usize;
                 let at = Region::page_ptr(r, p).addr();
-                if k == PM_INTERIOR || o >= ORDERS || p % (1 << o) != 0 || p + (1 << o) > PAGES {
+                if k == Page::INTERIOR || o >= ORDERS || p % (1 << o) != 0 || p + (1 << o) > PAGES {
                     return fail("page map has no well-formed block start here", at);
                 }
                 for q in p + 1..p + (1 << o) {
-                    if (*r).pagemap[q] != PM_INTERIOR {
+                    if (*r).pagemap[q] != Page::INTERIOR {
                         return fail(
                             "page inside a block is marked as a block start",
                             Region::page_ptr(r, q).addr(),
                         );
                     }
                 }
-                if k == PM_FREE {
+                if k == Page::FREE {
                     free_counts[o] += 1;
-                    free_bytes += crate::PAGE << o;
+                    free_bytes += crate::layout::PAGE << o;
                     let bp = p ^ (1 << o);
                     if o + 1 < ORDERS && (*r).pagemap[bp] == pm {
                         return fail("two free buddies were not merged", at);
@@ -76,9 +59,9 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     if (*b).order as usize != o {
                         return fail("free block's order disagrees with the page map", at);
                     }
-                } else if k == PM_CACHED {
+                } else if k == Page::CACHED {
                     cached_counts[o] += 1;
-                    free_bytes += crate::PAGE << o;
+                    free_bytes += crate::layout::PAGE << o;
                 }
                 p += 1 << o;
             }
@@ -96,7 +79,9 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     continue;
                 }
                 let base = slab::base_of(m);
-                if (*r).pagemap[s * (SLAB / crate::PAGE)] != PM_USED | SLAB_ORDER {
+                if (*r).pagemap[s * (SLAB / crate::layout::PAGE)]
+                    != Page::block(Page::USED, SLAB_ORDER)
+                {
                     return fail(
                         "slab's block is not a used block of slab order",
                         base.addr(),
@@ -121,7 +106,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                             f.addr(),
                         );
                     }
-                    if crate::heap::key_slot(f).read() != crate::free_key() {
+                    if crate::free::key_slot(f).read() != crate::report::free_key() {
                         return fail(
                             "free object lost its free mark (written after it was freed?)",
                             f.addr(),
@@ -159,10 +144,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             let mut released = false;
             while !b.is_null() {
                 let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
-                if pm != PM_FREE | o as u8 || (*b).prev != prev {
+                if pm != Page::block(Page::FREE, o as u8) || (*b).prev != prev {
                     return fail("free list node is not a free block of its order", b.addr());
                 }
-                let r = (*b).flags & F_RELEASED != 0;
+                let r = (*b).flags.contains(BlockFlags::RELEASED);
                 if released && !r {
                     return fail("resident free block behind a released one", b.addr());
                 }
@@ -184,7 +169,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             let mut b = l.buddy.cache[o];
             while !b.is_null() {
                 let pm = (*Region::of(b.cast())).pagemap[Region::page_of(b.cast())];
-                if pm != PM_CACHED | o as u8 {
+                if pm != Page::block(Page::CACHED, o as u8) {
                     return fail("cache node is not a cached block of its order", b.addr());
                 }
                 n += 1;

@@ -20,7 +20,8 @@ fn child_of_a_threaded_program_can_allocate_after_fork() {
         // SAFETY: the child only calls async-signal-tolerant code of ours and _exit.
         let pid = unsafe { libc::fork() };
         if pid == 0 {
-            raw::child_after_fork();
+            // SAFETY: the child, after `prepare_fork` in the parent.
+            unsafe { raw::child_after_fork() };
             let ok = (0..100).all(|i| {
                 let p = raw::alloc(if i % 2 == 0 { 100 } else { 3 << 20 }, 8);
                 // SAFETY: freed once.
@@ -30,7 +31,8 @@ fn child_of_a_threaded_program_can_allocate_after_fork() {
             // SAFETY: leaving the child without running the parent's atexit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
-        raw::parent_after_fork();
+        // SAFETY: after `prepare_fork` on this thread.
+        unsafe { raw::parent_after_fork() };
         assert!(pid > 0, "fork failed");
         let mut status = 0;
         // SAFETY: waiting for our own child.

@@ -88,11 +88,13 @@ extern "C" fn fork_prepare() {
 }
 
 extern "C" fn fork_parent() {
-    keel_heap::raw::parent_after_fork();
+    // SAFETY: pthread_atfork calls this after `fork_prepare`.
+    unsafe { keel_heap::raw::parent_after_fork() };
 }
 
 extern "C" fn fork_child() {
-    keel_heap::raw::child_after_fork();
+    // SAFETY: pthread_atfork calls this in the child after `fork_prepare`.
+    unsafe { keel_heap::raw::child_after_fork() };
 }
 
 extern "C" fn stats_at_exit() {

@@ -16,9 +16,9 @@
 //! such as `env` or `timeout` prints it once in each process that loads the
 //! library).
 
-use crate::report::StackWriter;
 use core::ffi::CStr;
 use core::fmt::Write as _;
+use keel_heap::StackWriter;
 
 /// The options as read from the environment; `None` means "keel-heap's
 /// default".

@@ -216,7 +216,7 @@ pub unsafe fn free(p: *mut u8) {
 #[cold]
 #[inline(never)]
 fn foreign_free(p: *mut u8) {
-    crate::report::foreign_pointer("free", p);
+    crate::report::foreign_pointer("free", p, crate::init::checker_on());
 }
 
 /// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
@@ -239,7 +239,7 @@ pub unsafe fn realloc(p: *mut u8, size: usize) -> *mut u8 {
         return refuse(Refusal::TooLarge);
     }
     if !ours(p) {
-        crate::report::foreign_pointer("realloc", p);
+        crate::report::foreign_pointer("realloc", p, crate::init::checker_on());
         return refuse(Refusal::TooLarge);
     }
     // SAFETY: `p` is a live keel-heap block (checked above) and MIN_ALIGN is a

@@ -1,78 +1,10 @@
-//! Messages to stderr that never allocate: a fixed buffer formatted with
-//! `core::fmt` and written with one `write(2)`.
+//! Messages to stderr that never allocate, through keel-heap's
+//! [`StackWriter`] (a fixed buffer formatted with `core::fmt` and written
+//! with one `write(2)`).
 
 use core::fmt::{self, Write as _};
 use core::sync::atomic::{AtomicI32, AtomicU64, Ordering};
-
-/// A `core::fmt::Write` sink over a stack buffer; output past `N` bytes is
-/// cut off (and marked with `...`), never allocated.
-pub struct StackWriter<const N: usize> {
-    buf: [u8; N],
-    len: usize,
-    cut: bool,
-}
-
-impl<const N: usize> StackWriter<N> {
-    /// An empty writer.
-    pub const fn new() -> Self {
-        StackWriter {
-            buf: [0; N],
-            len: 0,
-            cut: false,
-        }
-    }
-
-    /// What was written so far.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
-    }
-
-    /// Writes the buffer to stderr (file descriptor 2) in one call where the
-    /// kernel allows, retrying on partial writes.
-    pub fn write_to_stderr(&self) {
-        self.write_to(2);
-    }
-
-    /// Writes the buffer to file descriptor `fd`, as [`write_to_stderr`](Self::write_to_stderr).
-    pub fn write_to(&self, fd: i32) {
-        let mut rest = self.as_bytes();
-        while !rest.is_empty() {
-            // SAFETY: `rest` is a valid initialized byte slice.
-            let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-            if n <= 0 {
-                return; // stderr closed or broken: nothing useful to do
-            }
-            rest = &rest[n as usize..];
-        }
-    }
-}
-
-impl<const N: usize> Default for StackWriter<N> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<const N: usize> fmt::Write for StackWriter<N> {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let room = N - self.len;
-        let b = s.as_bytes();
-        if b.len() <= room && !self.cut {
-            self.buf[self.len..self.len + b.len()].copy_from_slice(b);
-            self.len += b.len();
-        } else if !self.cut {
-            self.cut = true;
-            let keep = room.saturating_sub(4);
-            self.buf[self.len..self.len + keep].copy_from_slice(&b[..keep]);
-            self.len += keep;
-            let tail = b"...\n";
-            let t = tail.len().min(N - self.len);
-            self.buf[self.len..self.len + t].copy_from_slice(&tail[..t]);
-            self.len += t;
-        }
-        Ok(())
-    }
-}
+use keel_heap::StackWriter;
 
 /// Writes one fixed line to stderr.
 pub fn line(s: &str) {
@@ -81,10 +13,10 @@ pub fn line(s: &str) {
     w.write_to_stderr();
 }
 
-/// Reports a pointer keel-heap does not own, when the checker is on (the
-/// call is otherwise ignored, as a leak is safer than corrupting a heap).
-pub fn foreign_pointer(func: &str, p: *const u8) {
-    if crate::init::checker_on() {
+/// Reports a pointer keel-heap does not own when `checker` (the call is
+/// otherwise ignored, as a leak is safer than corrupting a heap).
+pub fn foreign_pointer(func: &str, p: *const u8, checker: bool) {
+    if checker {
         let mut w = StackWriter::<160>::new();
         let _ = writeln!(
             w,
@@ -198,18 +130,6 @@ pub fn print_stats_at_exit() {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn writer_cuts_instead_of_growing() {
-        let mut w = StackWriter::<16>::new();
-        write!(w, "0123456789").unwrap();
-        assert_eq!(w.as_bytes(), b"0123456789");
-        write!(w, "abcdefghij").unwrap();
-        assert_eq!(w.as_bytes().len(), 16);
-        assert!(w.as_bytes().ends_with(b"...\n"));
-        write!(w, "more").unwrap();
-        assert_eq!(w.as_bytes().len(), 16);
-    }
 
     #[test]
     fn stats_fit_the_exit_buffer() {

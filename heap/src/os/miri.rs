@@ -12,7 +12,7 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
     if len > 1 << 30 {
         return ptr::null_mut();
     }
-    match Layout::from_size_align(len, align.max(crate::PAGE)) {
+    match Layout::from_size_align(len, align.max(crate::layout::PAGE)) {
         // SAFETY: the layout has a non-zero size (callers map whole pages).
         Ok(l) if len > 0 => unsafe { alloc_zeroed(l) },
         _ => ptr::null_mut(),
@@ -31,7 +31,7 @@ pub(crate) unsafe fn unmap(ptr: *mut u8, len: usize, align: usize) {
     unsafe {
         dealloc(
             ptr,
-            Layout::from_size_align_unchecked(len, align.max(crate::PAGE)),
+            Layout::from_size_align_unchecked(len, align.max(crate::layout::PAGE)),
         )
     }
 }
@@ -67,16 +67,34 @@ pub(crate) fn now_ms() -> u64 {
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
 }
 
-pub(crate) fn write_stderr(msg: &[u8]) {
-    // SAFETY: writes `msg.len()` bytes from a live slice to fd 2.
-    unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-    }
-}
-
 /// Varies from run to run where Miri's clock does; a fixed word otherwise.
 pub(crate) fn random_u64() -> u64 {
     let x = now_ms() ^ 0x6b65_656c_6672_6565;
     let x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^ (x >> 31)
+}
+
+/// Writes all of `bytes` to `fd` without allocating, retrying on partial
+/// writes; gives up if the descriptor is closed or broken.
+pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is a live initialized byte slice.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            return;
+        }
+        rest = &rest[n as usize..];
+    }
+}
+
+/// Ends the process at once (a misuse that would corrupt memory).
+pub(crate) fn abort() -> ! {
+    // SAFETY: abort has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// Miri's pages are keel-heap's unit.
+pub(crate) fn page_size() -> usize {
+    crate::layout::PAGE
 }

@@ -11,13 +11,15 @@
 mod unix;
 #[cfg(not(miri))]
 pub(crate) use unix::{
-    CAN_GROW, grow, map, map_from, now_ms, random_u64, release, unmap, write_stderr,
+    CAN_GROW, abort, grow, map, map_from, now_ms, page_size, random_u64, release, unmap, write_all,
 };
 
 #[cfg(miri)]
 mod miri;
 #[cfg(miri)]
 pub(crate) use miri::{
-    CAN_GROW, grow, map, map_from, now_ms, random_u64, release, unmap, write_stderr,
+    CAN_GROW, abort, grow, map, map_from, now_ms, page_size, random_u64, release, unmap, write_all,
 };
 pub(crate) mod numa;
+#[cfg(feature = "std")]
+pub(crate) mod tls;

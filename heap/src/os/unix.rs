@@ -23,11 +23,11 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
 /// which costs address space and no memory. Alignments above the page size
 /// reserve `len + align`, commit the aligned part and trim the rest.
 pub(crate) fn map_from(len: usize, align: usize, commit_from: usize) -> *mut u8 {
-    debug_assert!(commit_from <= len && commit_from % crate::PAGE == 0);
-    if align <= crate::PAGE && commit_from == 0 {
+    debug_assert!(commit_from <= len && commit_from % crate::layout::PAGE == 0);
+    if align <= crate::layout::PAGE && commit_from == 0 {
         return raw_map(ptr::null_mut(), len, true);
     }
-    let Some(total) = len.checked_add(align.max(crate::PAGE)) else {
+    let Some(total) = len.checked_add(align.max(crate::layout::PAGE)) else {
         return ptr::null_mut();
     };
     let base = raw_map(ptr::null_mut(), total, false);
@@ -141,18 +141,52 @@ pub(crate) unsafe fn grow(base: *mut u8, old_len: usize, new_len: usize, align: 
     }
 }
 
-/// Drops the physical pages of `[ptr, ptr+len)`; they read as zero afterwards.
+/// Drops the physical pages of `[ptr, ptr+len)`; the range reads as zero
+/// afterwards. keel-heap's unit ([`PAGE`](crate::layout::PAGE), 4 KiB) may
+/// be smaller than the system's page (16 or 64 KiB on some aarch64
+/// kernels): only the whole system pages inside the range are given back,
+/// and the bytes before and after them are zeroed in place.
 ///
 /// # Safety
-/// The range is page-aligned, inside a mapping from [`map`], and holds no
-/// data anyone still needs.
+/// The range is inside a mapping from [`map`] and holds no data anyone
+/// still needs.
 pub(crate) unsafe fn release(ptr: *mut u8, len: usize) -> bool {
+    // SAFETY: forwarded.
+    unsafe { release_in(ptr, len, page_size()) }
+}
+
+/// [`release`] for a system page size of `ps` (a power of two that is a
+/// multiple of the system's).
+///
+/// # Safety
+/// As [`release`].
+unsafe fn release_in(ptr: *mut u8, len: usize, ps: usize) -> bool {
+    let start = ptr.addr().next_multiple_of(ps);
+    let end = (ptr.addr() + len) & !(ps - 1);
+    if end <= start {
+        // SAFETY: the caller gives us the range.
+        unsafe { ptr.write_bytes(0, len) };
+        return true;
+    }
+    // SAFETY: the edges lie inside the caller's range.
+    unsafe {
+        ptr.write_bytes(0, start - ptr.addr());
+        ptr.add(end - ptr.addr())
+            .write_bytes(0, ptr.addr() + len - end);
+    }
+    let mid = ptr.with_addr(start);
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    let advice = libc::MADV_DONTNEED;
+    {
+        // SAFETY: whole pages of the caller's dead range; private anonymous
+        // pages read as zero after MADV_DONTNEED.
+        unsafe { libc::madvise(mid.cast(), end - start, libc::MADV_DONTNEED) == 0 }
+    }
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    let advice = libc::MADV_FREE;
-    // SAFETY: the caller guarantees the range is ours and dead.
-    unsafe { libc::madvise(ptr.cast(), len, advice) == 0 }
+    {
+        // MADV_FREE keeps old contents until the kernel takes the pages, so
+        // map fresh zero pages over the range instead.
+        !raw_map(mid, end - start, true).is_null()
+    }
 }
 
 /// Monotonic milliseconds for idle decay, from the coarse clock where
@@ -172,14 +206,6 @@ pub(crate) fn now_ms() -> u64 {
         libc::clock_gettime(clock, &mut ts);
     }
     ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
-}
-
-/// Writes diagnostics to stderr without allocating.
-pub(crate) fn write_stderr(msg: &[u8]) {
-    // SAFETY: writes `msg.len()` bytes from a live slice to fd 2.
-    unsafe {
-        libc::write(2, msg.as_ptr().cast(), msg.len());
-    }
 }
 
 /// 64 unpredictable bits without a syscall that could fail: the kernel's
@@ -210,4 +236,76 @@ pub(crate) fn random_u64() -> u64 {
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^ (x >> 31)
+}
+
+/// Writes all of `bytes` to `fd` without allocating, retrying on partial
+/// writes; gives up if the descriptor is closed or broken.
+pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        // SAFETY: `rest` is a live initialized byte slice.
+        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
+        if n <= 0 {
+            return;
+        }
+        rest = &rest[n as usize..];
+    }
+}
+
+/// Ends the process at once (a misuse that would corrupt memory).
+pub(crate) fn abort() -> ! {
+    // SAFETY: abort has no preconditions.
+    unsafe { libc::abort() }
+}
+
+/// The system page size, `sysconf(_SC_PAGESIZE)`, read once (4096 if it
+/// cannot be read).
+pub(crate) fn page_size() -> usize {
+    use crate::sync::plain::{AtomicUsize, Ordering};
+    static PAGE_SIZE: AtomicUsize = AtomicUsize::new(0);
+    let p = PAGE_SIZE.load(Ordering::Relaxed);
+    if p != 0 {
+        return p;
+    }
+    // SAFETY: sysconf has no preconditions and does not allocate.
+    let v = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    let p = if v > 0 && (v as usize).is_power_of_two() {
+        (v as usize).max(crate::layout::PAGE)
+    } else {
+        crate::layout::PAGE
+    };
+    PAGE_SIZE.store(p, Ordering::Relaxed);
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    /// With a page larger than keel-heap's unit, a release of a range that
+    /// is not page-aligned gives back the whole pages inside it and zeroes
+    /// the rest: the whole range reads as zero, and nothing outside it is
+    /// touched.
+    #[test]
+    fn release_rounds_inward_and_zeroes_the_edges() {
+        let big = 256 << 10;
+        let ps = 64 << 10;
+        let m = super::map(big, ps);
+        assert!(!m.is_null());
+        // SAFETY: a fresh mapping of `big` bytes, ours alone.
+        unsafe {
+            m.write_bytes(7, big);
+            for (off, len) in [(4096, 3 * ps), (ps, ps), (12288, 8192), (4096, big - 8192)] {
+                m.write_bytes(7, big);
+                assert!(super::release_in(m.add(off), len, ps));
+                for i in 0..big {
+                    let inside = i >= off && i < off + len;
+                    assert_eq!(
+                        *m.add(i),
+                        if inside { 0 } else { 7 },
+                        "byte {i} of {off}+{len}"
+                    );
+                }
+            }
+            super::unmap(m, big, ps);
+        }
+    }
 }

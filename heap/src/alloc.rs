@@ -1,0 +1,279 @@
+//! The allocation paths of a heap: the small fast path (a slab with room,
+//! one load and a pop), refills (foreign frees, parked empty slabs, a new
+//! slab), medium buddy blocks and direct maps, with the slow-path check of
+//! idle decay counted in.
+
+use crate::direct;
+use crate::gc;
+use crate::heap::HeapCore;
+use crate::layout::{MEDIUM_MAX, PAGE};
+use crate::region::{SLAB, SLAB_ORDER, SlabMeta};
+use crate::size_class::{class_for, class_size};
+use crate::{free::key_slot, slab};
+use core::ptr;
+
+/// The buddy order holding `need` bytes (`need <= MEDIUM_MAX`).
+#[inline]
+fn order_for(need: usize) -> u8 {
+    let pages = need.div_ceil(PAGE).max(1);
+    (usize::BITS - (pages - 1).leading_zeros()) as u8
+}
+
+impl HeapCore {
+    /// Allocates `size` bytes at `align` (a power of two). Null when out of memory.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(always)]
+    pub(crate) unsafe fn alloc(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
+        debug_assert!(align.is_power_of_two());
+        match class_for(size, align) {
+            // SAFETY: forwarded ownership.
+            Some(c) => unsafe { self.alloc_small(c, zero) },
+            // SAFETY: forwarded ownership.
+            None => unsafe { self.alloc_large(size, align, zero) },
+        }
+    }
+
+    /// The small fast path, inlined into every caller; refills and the due
+    /// slow-path check go to the out-of-line slow path.
+    #[inline(always)]
+    unsafe fn alloc_small(&self, c: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            let s = self.local().bins[c];
+            if self.tick() || s.is_null() {
+                return self.alloc_small_slow(c, zero);
+            }
+            // SAFETY: `s` is the first slab of class `c`'s bin.
+            self.take_from(c, s, zero)
+        }
+    }
+
+    /// An object of class `c` when the class's first slab has one and no
+    /// check is due, else null with only the count taken: no call at all,
+    /// so a caller that keeps its own slow path out of line gets a leaf
+    /// function. On null the caller goes on with [`alloc_counted`](Self::alloc_counted).
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn try_alloc_small(&self, c: usize) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            let s = self.local().bins[c];
+            if self.tick() || s.is_null() {
+                return ptr::null_mut();
+            }
+            // SAFETY: `s` is the first slab of class `c`'s bin; no zeroing,
+            // so no memset call.
+            self.take_from(c, s, false)
+        }
+    }
+
+    /// An allocation whose count [`try_alloc_small`](Self::try_alloc_small)
+    /// already took (it returned null): runs the check if that count made
+    /// it due, then allocates on any path.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn alloc_counted(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            if l.ticks & l.tick_mask == 0 {
+                gc::on_slow_path(self, true);
+            }
+            match class_for(size, align) {
+                Some(c) => {
+                    let s = self.local().bins[c];
+                    if s.is_null() {
+                        self.refill(c, zero)
+                    } else {
+                        self.take_from(c, s, zero)
+                    }
+                }
+                None => self.alloc_large(size, align, zero),
+            }
+        }
+    }
+
+    /// Takes an object from slab `s` of class `c` (on the bin, so it has
+    /// room), unlinking the slab once it is full.
+    ///
+    /// # Safety
+    /// Owner only; `s` is on class `c`'s bin.
+    #[inline(always)]
+    unsafe fn take_from(&self, c: usize, s: *mut SlabMeta, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state; slab metadata of our own regions.
+        unsafe {
+            let l = self.local();
+            let m = &mut *s;
+            let size = class_size(c);
+            let (p, fresh);
+            if !m.free.is_null() {
+                p = m.free;
+                m.free = p.cast::<*mut u8>().read();
+                fresh = false;
+            } else {
+                p = slab::base_of(s).add(m.bump as usize);
+                m.bump += size as u32;
+                fresh = m.zero_tail();
+            }
+            // Live now: no free mark (an object bumped out of reused memory
+            // may hold an old one).
+            key_slot(p).write(0);
+            if zero && !fresh {
+                p.write_bytes(0, size);
+            }
+            m.used += 1;
+            if m.free.is_null() && m.bump as usize + size > SLAB {
+                // `s` is the bin's head: the callers took it from there.
+                slab::pop_front(&mut l.bins[c], s);
+            }
+            l.counters.allocated += size as u64;
+            l.counters.slab_hits = l.counters.slab_hits.wrapping_add(1);
+            p
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    unsafe fn alloc_small_slow(&self, c: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            gc::on_slow_path(self, l.ticks & l.tick_mask == 0);
+            let s = self.local().bins[c];
+            if !s.is_null() {
+                return self.take_from(c, s, zero);
+            }
+            self.refill(c, zero)
+        }
+    }
+
+    /// Finds class `c` a slab with room (the frees other threads made, else
+    /// a new slab) and allocates from it.
+    ///
+    /// # Safety
+    /// The caller owns the heap; class `c`'s bin is empty.
+    #[inline(never)]
+    unsafe fn refill(&self, c: usize, zero: bool) -> *mut u8 {
+        // SAFETY: owner-only state.
+        unsafe {
+            if !self.foreign.is_empty() {
+                self.drain_foreign();
+                let s = self.local().bins[c];
+                if !s.is_null() {
+                    return self.take_from(c, s, zero);
+                }
+            }
+            let l = self.local();
+            let m = if !l.parked.is_null() {
+                // An empty slab of any class: its pages are resident.
+                let m = l.parked;
+                slab::unpark(&mut l.parked, m);
+                let fresh = (*m).zero_tail() && (*m).bump == 0;
+                slab::init(slab::base_of(m), c, fresh)
+            } else {
+                let Some((b, z)) = self.block(SLAB_ORDER) else {
+                    return ptr::null_mut();
+                };
+                slab::init(b, c, z)
+            };
+            let l = self.local();
+            slab::push_front(&mut l.bins[c], m);
+            let p = self.take_from(c, m, zero);
+            // That allocation needed a new slab, so it was no slab hit: take
+            // back the hit alloc_small counted, after it counted it, so the
+            // published figure never goes below zero.
+            let l = self.local();
+            l.counters.slab_hits = l.counters.slab_hits.wrapping_sub(1);
+            self.counters.publish(&l.counters);
+            p
+        }
+    }
+
+    #[inline(never)]
+    unsafe fn alloc_large(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
+        let need = size.max(align).max(1);
+        if need <= MEDIUM_MAX {
+            let order = order_for(need);
+            // SAFETY: owner-only state.
+            unsafe {
+                // Medium blocks count toward the check as small ones do.
+                if self.tick() {
+                    gc::on_slow_path(self, true);
+                }
+                let Some((p, z)) = self.block(order) else {
+                    return ptr::null_mut();
+                };
+                if zero && !z {
+                    p.write_bytes(0, PAGE << order);
+                }
+                self.local().counters.allocated += (PAGE << order) as u64;
+                return p;
+            }
+        }
+        // No mapping can serve these: fail before the retry below collects
+        // (a full release of this heap) for nothing.
+        if size > crate::layout::MAX_SIZE || align > crate::layout::MAX_ALIGN {
+            return ptr::null_mut();
+        }
+        // SAFETY: owner-only state.
+        unsafe { gc::on_slow_path(self, false) };
+        let got = direct::alloc(size, align).or_else(|| {
+            // Out of address space or memory: give back what we can and retry once.
+            // SAFETY: owner-only.
+            unsafe { crate::gc::run(self, crate::gc::Release::All) };
+            direct::alloc(size, align)
+        });
+        match got {
+            Some((p, z)) => {
+                if zero && !z {
+                    // SAFETY: the map holds at least `size` bytes.
+                    unsafe { p.write_bytes(0, size) };
+                }
+                // SAFETY: owner-only state.
+                let l = unsafe { self.local() };
+                crate::stats::sample_peak(l.counters.allocated.saturating_sub(l.counters.freed));
+                p
+            }
+            None => ptr::null_mut(),
+        }
+    }
+
+    /// A buddy block of `order`, mapping a new region if needed.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    ///
+    /// Resident memory first: a block whose pages are still in memory, then
+    /// (after draining foreign frees and coalescing the cache and the empty
+    /// slabs) again, then released pages, and only then a new region.
+    pub(crate) unsafe fn block(&self, order: u8) -> Option<(*mut u8, bool)> {
+        // SAFETY: owner-only state.
+        unsafe {
+            if let Some(x) = self.local().buddy.alloc(order, false) {
+                return Some(x);
+            }
+            self.drain_foreign();
+            let l = self.local();
+            if l.buddy.has_cached() || !l.parked.is_null() {
+                let epoch = l.epoch;
+                l.buddy.flush_cache(epoch);
+                self.flush_parked();
+                if let Some(x) = self.local().buddy.alloc(order, false) {
+                    return Some(x);
+                }
+            }
+            if let Some(x) = self.local().buddy.alloc(order, true) {
+                return Some(x);
+            }
+            self.add_region()?;
+            self.local().buddy.alloc(order, true)
+        }
+    }
+}

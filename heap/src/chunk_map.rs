@@ -1,0 +1,103 @@
+//! The chunk map: for every `REGION`-sized chunk of the address space,
+//! whether it is a region, the chunk holding a direct map's start, or
+//! another chunk of a direct map. It answers `owns(ptr)` without touching
+//! the pointer, so foreign pointers are rejected safely. A leaf: it knows
+//! chunks, not what is in them.
+
+use crate::layout::REGION;
+
+pub(crate) const CHUNK_NONE: u8 = 0;
+pub(crate) const CHUNK_REGION: u8 = 1;
+pub(crate) const CHUNK_DIRECT_HEAD: u8 = 2;
+pub(crate) const CHUNK_DIRECT_TAIL: u8 = 3;
+
+#[cfg(not(miri))]
+mod chunks {
+    use crate::sync::plain::{AtomicU64, Ordering};
+
+    /// 48-bit user address space, 2 bits per chunk, 32 chunks per word.
+    const CHUNKS: usize = 1 << (48 - crate::layout::REGION_SHIFT);
+    const WORDS: usize = CHUNKS / 32;
+    static MAP: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
+
+    #[inline]
+    pub(crate) fn get(addr: usize) -> u8 {
+        let c = addr >> crate::layout::REGION_SHIFT;
+        if c >= CHUNKS {
+            return 0;
+        }
+        ((MAP[c / 32].load(Ordering::Acquire) >> ((c % 32) * 2)) & 3) as u8
+    }
+
+    pub(crate) fn set(addr: usize, kind: u8) {
+        let c = addr >> crate::layout::REGION_SHIFT;
+        if c >= CHUNKS {
+            return;
+        }
+        let shift = (c % 32) * 2;
+        let w = &MAP[c / 32];
+        w.fetch_and(!(3u64 << shift), Ordering::AcqRel);
+        w.fetch_or((kind as u64) << shift, Ordering::AcqRel);
+    }
+
+    pub(crate) fn fits(addr: usize, len: usize) -> bool {
+        (addr + len) >> crate::layout::REGION_SHIFT <= CHUNKS
+    }
+}
+
+#[cfg(miri)]
+mod chunks {
+    //! Miri's addresses are not laid out like a real process's, so a small
+    //! table of chunks stands in for the bitmap.
+    use crate::sync::Locked;
+    const N: usize = 128;
+    static TABLE: Locked<[(usize, u8); N]> = Locked::new([(0, 0); N]);
+
+    pub(crate) fn get(addr: usize) -> u8 {
+        let c = addr >> crate::layout::REGION_SHIFT;
+        TABLE.with(|t| t.iter().find(|e| e.0 == c && e.1 != 0).map_or(0, |e| e.1))
+    }
+
+    pub(crate) fn set(addr: usize, kind: u8) {
+        let c = addr >> crate::layout::REGION_SHIFT;
+        TABLE.with(|t| {
+            if let Some(e) = t.iter_mut().find(|e| e.0 == c && e.1 != 0) {
+                e.1 = kind;
+                if kind == 0 {
+                    e.0 = 0;
+                }
+            } else if kind != 0 {
+                if let Some(e) = t.iter_mut().find(|e| e.1 == 0) {
+                    *e = (c, kind);
+                }
+            }
+        })
+    }
+
+    pub(crate) fn fits(_addr: usize, _len: usize) -> bool {
+        true
+    }
+}
+
+/// The kind of chunk `addr` lies in.
+#[inline]
+pub(crate) fn chunk_kind(addr: usize) -> u8 {
+    chunks::get(addr)
+}
+
+/// Marks the chunks of `[addr, addr+len)` (both `REGION`-aligned) as `kind`
+/// for the first chunk and `rest` for the others.
+pub(crate) fn mark_chunks(addr: usize, len: usize, first: u8, rest: u8) {
+    let mut a = addr;
+    let mut k = first;
+    while a < addr + len {
+        chunks::set(a, k);
+        k = rest;
+        a += REGION;
+    }
+}
+
+/// Whether the chunk map can describe `[addr, addr+len)`.
+pub(crate) fn chunk_map_fits(addr: usize, len: usize) -> bool {
+    chunks::fits(addr, len)
+}

@@ -1,0 +1,94 @@
+//! The arithmetic of idle decay by age, shared by the heaps' passes and the
+//! direct-map pool's: a leaf. A pass releases what has been free for 7/8 of
+//! `decay_ms` and passes are at least 1/8 of it apart, so memory comes back
+//! between 7/8 and 1 `decay_ms` after it was freed (plus the wait for the
+//! next slow path), at a bounded number of passes. Stamps are the coarse
+//! clock in ms, wrapping at 32 bits (ages stay far below 2^31 ms).
+
+use crate::sync::plain::{AtomicU64, Ordering};
+
+/// "Nothing pending" for a decay deadline.
+pub(crate) const NEVER: u64 = u64::MAX;
+
+/// The age (ms) at which a decay pass releases something, for `decay` ms.
+#[inline]
+pub(crate) fn decay_age(decay: u64) -> u64 {
+    decay - decay / 8
+}
+
+/// The least time (ms) between two decay passes, for `decay` ms.
+#[inline]
+pub(crate) fn decay_step(decay: u64) -> u64 {
+    (decay / 8).max(1)
+}
+
+/// Whether a stamp `ms` (wrapping) is at least `age` ms before `now`. A
+/// stamp after `now` (another thread's clock read raced ours) is not aged.
+#[inline]
+pub(crate) fn is_aged(now: u64, ms: u32, age: u64) -> bool {
+    let a = (now as u32).wrapping_sub(ms) as i32;
+    a >= 0 && a as u64 >= age
+}
+
+/// When a stamp `ms` will be aged (absolute ms).
+#[inline]
+pub(crate) fn aged_at(now: u64, ms: u32, age: u64) -> u64 {
+    let a = ((now as u32).wrapping_sub(ms) as i32).max(0) as u64;
+    now + age.saturating_sub(a)
+}
+
+/// Records that something became free at `now`: sets the deadline `due`
+/// if none is pending (a later free never moves an earlier deadline), no
+/// sooner than a step after the last pass.
+#[inline]
+pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) {
+    if *due == NEVER {
+        let decay = crate::options::options_decay_ms();
+        if decay != 0 {
+            *due = (now + decay_age(decay)).max(last + decay_step(decay));
+        }
+    }
+}
+
+/// The earliest decay deadline of the heaps exited threads abandoned (a
+/// lower bound: a sweep recomputes it; 0 when frees wait on one's foreign
+/// list).
+static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
+
+/// The decay time (ms) of a heap nobody owns: an eighth of `decay`. Its
+/// memory is of use only to a thread that adopts it soon, and a program
+/// whose threads come and go spreads its memory over several such heaps.
+#[inline]
+pub(crate) fn abandoned_decay(decay: u64) -> u64 {
+    (decay / 8).max(1)
+}
+
+/// Folds the decay deadline `due` of a heap now owner-less, whose clock
+/// read `now` last, into the sweep's: under [`abandoned_decay`], what is
+/// pending comes due sooner.
+pub(crate) fn note_abandoned(due: u64, now: u64) {
+    if due != NEVER {
+        let decay = crate::options::options_decay_ms();
+        let due = due.min(now + decay_age(abandoned_decay(decay)));
+        ABANDONED_DUE.fetch_min(due, Ordering::Relaxed);
+    }
+}
+
+/// Notes that an owner-less heap has frees waiting on its foreign list:
+/// the sweep is due now (a load, and a store only the first time).
+#[inline]
+pub(crate) fn note_abandoned_foreign() {
+    if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
+        ABANDONED_DUE.store(0, Ordering::Relaxed);
+    }
+}
+
+/// Whether the sweep of abandoned heaps is due at `now`; if so, takes it
+/// (what the sweep finds still pending is folded back).
+pub(crate) fn take_abandoned_due(now: u64) -> bool {
+    if now < ABANDONED_DUE.load(Ordering::Relaxed) {
+        return false;
+    }
+    ABANDONED_DUE.store(NEVER, Ordering::Relaxed);
+    true
+}

@@ -1,0 +1,513 @@
+//! The free paths of a heap, and the checks every free makes: a block of
+//! the thread's own heap goes back to its slab (small) or the buddy cache
+//! (medium); another heap's block to that heap's foreign list; a direct map
+//! to the pool. The always-on double- and interior-free checks are
+//! described on `free_local_in`.
+
+use crate::buddy::{BlockFlags, Since};
+use crate::chunk_map::CHUNK_REGION;
+use crate::decay;
+use crate::foreign::ForeignList;
+use crate::heap::HeapCore;
+use crate::layout::{PAGE, REGION};
+use crate::locate::{Bad, Loc, locate};
+use crate::region::{Region, SLAB, SLAB_ORDER, SlabMeta};
+use crate::size_class::{CLASSES, class_size};
+use crate::stats::HeapCounters;
+use crate::{direct, slab};
+use core::ptr;
+
+/// The word of a small block after its free-list link: holds the process's
+/// free mark ([`crate::free_key`]) while the block is free, anything else
+/// while it is live.
+#[inline(always)]
+pub(crate) fn key_slot(p: *mut u8) -> *mut u64 {
+    p.cast::<u64>().wrapping_add(1)
+}
+
+impl HeapCore {
+    /// Frees `p`, a pointer from any heap. Blocks of another heap go to that
+    /// heap's foreign list; direct maps go to the pool.
+    ///
+    /// # Safety
+    /// The caller owns this heap; `p` is a live block from keel-heap (or a
+    /// pointer the debug detector will report).
+    #[inline]
+    pub(crate) unsafe fn free(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        unsafe { self.free_in(p, crate::chunk_map::chunk_kind(p.addr())) }
+    }
+
+    /// As [`free`](Self::free), with `kind` the chunk map's entry for `p`
+    /// already read by the caller.
+    ///
+    /// # Safety
+    /// As `free`; `kind == chunk_kind(p)`.
+    #[inline(always)]
+    pub(crate) unsafe fn free_in(&self, p: *mut u8, kind: u8) -> Result<(), Bad> {
+        if kind == CHUNK_REGION {
+            let r = Region::of(p);
+            // SAFETY: a region chunk has a live header; `owner` never changes.
+            let owner = unsafe { HeapCore::owner_of(r) };
+            if ptr::eq(owner, self) {
+                // SAFETY: our own block.
+                return unsafe { self.free_local(p) };
+            }
+            // SAFETY: another heap's live block.
+            return unsafe { Self::free_other(owner, p) };
+        }
+        // SAFETY: forwarded.
+        unsafe { Self::free_direct(p) }
+    }
+
+    /// Frees `p`, a block of `owner`'s regions, from a thread that does not
+    /// own that heap: in place if the heap is abandoned and can be borrowed
+    /// (so no memory waits for an owner that will not come), else onto its
+    /// foreign list.
+    ///
+    /// # Safety
+    /// `p` is a live block of `owner` (or a pointer the detector reports).
+    #[inline(always)]
+    pub(crate) unsafe fn free_other(owner: *const HeapCore, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: heaps are never unmapped.
+        let o = unsafe { &*owner };
+        if o.ownership().is_abandoned() {
+            // SAFETY: forwarded.
+            return unsafe { Self::free_abandoned(o, p) };
+        }
+        // SAFETY: `p` is in a live region of `o`; see `mark_foreign_free`.
+        unsafe {
+            Self::mark_foreign_free(p)?;
+            o.foreign.push(p);
+        }
+        Ok(())
+    }
+
+    /// The always-on checks for a small block freed by a thread that does
+    /// not own its heap (medium blocks are checked when the owner drains
+    /// them): its offset must be a multiple of its class size and it must not
+    /// carry the free mark; then it is marked free.
+    ///
+    /// # Safety
+    /// `p` is in a live region; if it is a live block, the caller owns it.
+    #[inline(always)]
+    unsafe fn mark_foreign_free(p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: a live region's header; a slot's magic changes only when
+        // the whole slab is free; the owner heap is never unmapped.
+        unsafe {
+            let r = Region::of(p);
+            let magic = (*r).magics[(p.addr() & (REGION - 1)) / SLAB];
+            if magic != 0 {
+                if ((p.addr() & (SLAB - 1)) as u32).wrapping_mul(magic) >= magic {
+                    return Err(Bad::interior(p));
+                }
+                let key = (*HeapCore::owner_of(r)).free_key;
+                if key_slot(p).read() == key {
+                    return Err(Bad::double_free(p));
+                }
+                key_slot(p).write(key);
+            }
+        }
+        Ok(())
+    }
+
+    /// [`free_other`](Self::free_other) for an abandoned owner: out of line.
+    /// The block goes onto the foreign list like any other (one CAS; a
+    /// thread freeing the 5 000 blocks its exited predecessor left, as in
+    /// Larson's benchmark, pays no more), and the sweep of abandoned heaps
+    /// is made due, so the next slow path of any heap drains the list.
+    ///
+    /// # Safety
+    /// As `free_other`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_abandoned(o: &HeapCore, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: as in `free_other`.
+        unsafe {
+            Self::mark_foreign_free(p)?;
+            o.foreign.push(p);
+        }
+        decay::note_abandoned_foreign();
+        Ok(())
+    }
+
+    /// Frees a direct map (or reports a pointer that is none of ours): out
+    /// of line, so the small paths stay short.
+    ///
+    /// # Safety
+    /// As `free`; `p` is not in a region.
+    #[inline(never)]
+    unsafe fn free_direct(p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: chunk map says direct, or nothing (then locate errs).
+        match unsafe { locate(p) }? {
+            // SAFETY: a live direct map.
+            Loc::Direct(h) => unsafe { direct::free(h) },
+            _ => return Err(Bad::foreign(p)),
+        }
+        Ok(())
+    }
+
+    /// Frees `p` for a thread that owns no heap, without any lock, unless
+    /// `p` is a block of `fallback` (then returns `None`: the caller frees it
+    /// on `fallback` under its lock). Region blocks of other heaps go to
+    /// their owner's foreign list; direct maps go to the pool.
+    ///
+    /// # Safety
+    /// `p` is a live block from keel-heap (or a pointer the detector reports).
+    /// `kind` is the chunk map's entry for `p`, read by the caller.
+    #[inline]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn free_unowned(
+        p: *mut u8,
+        kind: u8,
+        fallback: *const HeapCore,
+    ) -> Option<Result<(), Bad>> {
+        if kind == CHUNK_REGION {
+            // SAFETY: a region chunk has a live header; `owner` never changes.
+            let owner = unsafe { HeapCore::owner_of(Region::of(p)) };
+            if ptr::eq(owner, fallback) {
+                return None;
+            }
+            // SAFETY: another heap's live block.
+            return Some(unsafe { Self::free_other(owner, p) });
+        }
+        // SAFETY: forwarded; not a region block.
+        Some(unsafe { Self::free_direct(p) })
+    }
+
+    /// Frees one of our own region blocks, with the always-on checks.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions.
+    #[inline(always)]
+    pub(crate) unsafe fn free_local(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        unsafe { self.free_local_in::<false>(p) }
+    }
+
+    /// [`free_local`](Self::free_local) that reports a bad pointer itself
+    /// (and ends the process): no result to pass back on the hot path.
+    ///
+    /// # Safety
+    /// As `free_local`.
+    #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) unsafe fn free_local_reporting(&self, p: *mut u8) {
+        // SAFETY: forwarded.
+        let _ = unsafe { self.free_local_in::<true>(p) };
+    }
+
+    /// [`free_local`](Self::free_local); `drained` for a block taken from
+    /// the foreign list, which its freer already checked and marked.
+    ///
+    /// The always-on checks of a small block (cheap enough for every free,
+    /// as glibc's tcache key): its offset in the slab is a multiple of the
+    /// class size (one multiply) and below the objects ever handed out, and
+    /// its second word does not hold the process's free mark, which every
+    /// free writes there and every allocation clears. A block carrying the
+    /// mark is looked up on the slab's free list (after draining the foreign
+    /// list) before it is called a double free, so live data that happens
+    /// to equal the mark is not. With the checker on, every free is looked
+    /// up that way.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions.
+    /// With `REPORT`, a bad pointer is reported here (ending the process)
+    /// and the result is always `Ok`.
+    #[inline(always)]
+    unsafe fn free_local_in<const REPORT: bool>(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `p` is in our region. Every call off the
+        // common path is in tail position, so nothing lives across one and
+        // the inlined path needs few saved registers.
+        unsafe {
+            let r = Region::of(p);
+            let slot = (p.addr() & (REGION - 1)) / SLAB;
+            let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
+            let class1 = (*m).class1;
+            if class1 == 0 {
+                let r = self.free_medium(p);
+                if REPORT && let Err(e) = r {
+                    crate::report::report_bad_free(e);
+                }
+                return r;
+            }
+            let c = (class1 - 1) as usize % CLASSES;
+            let soff = p.addr() & (SLAB - 1);
+            if !(*m).is_object_offset(soff) || soff >= (*m).bump as usize {
+                if REPORT {
+                    crate::report::report_fatal(Bad::interior(p));
+                }
+                return Err(Bad::interior(p));
+            }
+            let l = self.local();
+            // `key_mask` is 0 with the checker on: every block is looked up.
+            if (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 {
+                let r = self.free_small_checked(p, m, c);
+                if REPORT && let Err(e) = r {
+                    crate::report::report_fatal(e);
+                }
+                return r;
+            }
+            key_slot(p).write(l.free_key);
+            self.push_small(p, m, c)
+        }
+    }
+
+    /// Frees a block taken from the foreign list. Its freer checked a small
+    /// block's shape and marked it free; what it could not read without
+    /// owning the heap is checked here: that the object was ever handed out
+    /// (and, with the checker on, that it is not on the free list already).
+    ///
+    /// # Safety
+    /// Owner only; `p` came off our foreign list.
+    #[inline(always)]
+    unsafe fn free_drained(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `p` is in our region.
+        unsafe {
+            let r = Region::of(p);
+            let m: *mut SlabMeta = &raw mut (*r).slabs[(p.addr() & (REGION - 1)) / SLAB];
+            let class1 = (*m).class1;
+            if class1 == 0 {
+                return self.free_medium(p);
+            }
+            let c = (class1 - 1) as usize % CLASSES;
+            if p.addr() & (SLAB - 1) >= (*m).bump as usize {
+                return Err(Bad::interior(p));
+            }
+            if self.local().key_mask == 0 {
+                // A block pushed twice by racing freers.
+                self.confirm_small_free(p, m, false)?;
+            }
+            self.push_small(p, m, c)
+        }
+    }
+
+    /// Puts checked small block `p` of our slab `m` (class `c`) on the
+    /// slab's free list.
+    ///
+    /// # Safety
+    /// Owner only; `p` is a live object of `m`, marked free.
+    #[inline(always)]
+    unsafe fn push_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
+            let l = self.local();
+            p.cast::<*mut u8>().write((*m).free);
+            (*m).free = p;
+            (*m).used -= 1;
+            if !(*m).in_bin() {
+                slab::push_front(&mut l.bins[c], m);
+            }
+            l.counters.freed += class_size(c) as u64;
+            if (*m).used == 0 {
+                return self.slab_emptied(m, c);
+            }
+            Ok(())
+        }
+    }
+
+    /// [`free_local_in`](Self::free_local_in) for a block carrying the free
+    /// mark, or any block with the checker on: looks it up before freeing.
+    ///
+    /// # Safety
+    /// As `free_local_in`, with the shape checks passed.
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_small_checked(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state.
+        unsafe {
+            self.confirm_small_free(p, m, true)?;
+            key_slot(p).write(self.local().free_key);
+            self.push_small(p, m, c)
+        }
+    }
+
+    /// Whether small block `p` of our slab `m` is free already: drains the
+    /// foreign list first if `drain` (`p` may wait there), then looks for
+    /// `p` on the slab's free list. Out of line: reached only for a block
+    /// carrying the free mark, or with the checker on.
+    ///
+    /// # Safety
+    /// Owner only; `p` is an object address of our slab `m`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn confirm_small_free(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        drain: bool,
+    ) -> Result<(), Bad> {
+        // SAFETY: owner-only state.
+        unsafe {
+            if drain {
+                self.drain_foreign();
+            }
+            if (*m).class1 != 0 && slab::is_free(m, p) {
+                return Err(Bad::double_free(p));
+            }
+        }
+        Ok(())
+    }
+
+    /// A slab of class `c` just became empty: stamped with the heap's clock
+    /// (no clock read here) and parked, unless it is its bin's only slab
+    /// (kept, so one object allocated and freed in turn does not move it).
+    ///
+    /// # Safety
+    /// Owner only; `m` is on class `c`'s bin with `used == 0`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn slab_emptied(&self, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
+            let l = self.local();
+            (*m).empty_ms = l.now_ms as u32;
+            if !(ptr::eq(l.bins[c], m) && (*m).next.is_null()) {
+                slab::park(&mut l.bins[c], &mut l.parked, m);
+            }
+            decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
+        }
+        Ok(())
+    }
+
+    /// Frees one of our own medium (buddy) blocks: out of line.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions, not in a slab.
+    #[inline(never)]
+    unsafe fn free_medium(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `p` is in our region.
+        unsafe {
+            match locate(p)? {
+                Loc::Medium { order, .. } => {
+                    let l = self.local();
+                    let since = Since {
+                        gc: l.epoch,
+                        ms: l.now_ms as u32,
+                    };
+                    l.buddy.cache_push(p, order, since);
+                    decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
+                    l.counters.freed += (PAGE << order) as u64;
+                    Ok(())
+                }
+                _ => Err(Bad::interior(p)),
+            }
+        }
+    }
+
+    /// The detector on demand: whether `p` is a live block of this heap,
+    /// another heap, or a direct map (double frees, interior and foreign
+    /// pointers), changing nothing but draining this heap's foreign list.
+    ///
+    /// # Safety
+    /// Owner only; `p` is null, not keel-heap's, or points into live
+    /// keel-heap memory.
+    pub(crate) unsafe fn check_free(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: locate only reads mapped memory per the chunk map.
+        let loc = unsafe { locate(p) }?;
+        if let Loc::Small { r, slot } = loc {
+            // SAFETY: a live region; the slab's lists are ours if we own it.
+            unsafe {
+                let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
+                if ptr::eq(HeapCore::owner_of(r), self) {
+                    if p.addr() & (SLAB - 1) >= (*m).bump as usize {
+                        return Err(Bad::interior(p));
+                    }
+                    self.confirm_small_free(p, m, true)?;
+                } else if key_slot(p).read() == crate::report::free_key() {
+                    return Err(Bad::double_free(p));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes every foreign free and frees it locally.
+    ///
+    /// # Safety
+    /// Owner only.
+    pub(crate) unsafe fn drain_foreign(&self) {
+        let mut n = self.foreign.take_all();
+        let mut count = 0u64;
+        while !n.is_null() {
+            // SAFETY: drained nodes are dead blocks of our regions, checked
+            // and marked by their freers.
+            unsafe {
+                let next = ForeignList::next(n);
+                if let Err(e) = self.free_drained(n) {
+                    crate::report::report_bad_free(e);
+                }
+                n = next;
+            }
+            count += 1;
+        }
+        if count > 0 {
+            HeapCounters::bump(&self.counters.foreign_frees, count);
+        }
+    }
+
+    /// Returns every empty slab to the buddy lists (GC pass 2).
+    ///
+    /// # Safety
+    /// Owner only.
+    pub(crate) unsafe fn flush_empty_slabs(&self) {
+        // SAFETY: owner-only state.
+        unsafe {
+            self.flush_parked();
+            for c in 0..CLASSES {
+                let mut m = self.local().bins[c];
+                while !m.is_null() {
+                    let next = (*m).next;
+                    if (*m).used == 0 {
+                        slab::unlink(&mut self.local().bins[c], m);
+                        self.dissolve(m);
+                    }
+                    m = next;
+                }
+            }
+        }
+    }
+
+    /// Returns the parked empty slabs to the buddy lists.
+    ///
+    /// # Safety
+    /// Owner only.
+    pub(crate) unsafe fn flush_parked(&self) {
+        // SAFETY: owner-only state.
+        unsafe {
+            loop {
+                let l = self.local();
+                let m = l.parked;
+                if m.is_null() {
+                    break;
+                }
+                slab::unpark(&mut l.parked, m);
+                self.dissolve(m);
+            }
+        }
+    }
+
+    /// Returns empty slab `m`, on no list, to the buddy lists, as old as
+    /// it has been empty.
+    ///
+    /// # Safety
+    /// Owner only; `m` is an empty slab of ours on no list.
+    pub(crate) unsafe fn dissolve(&self, m: *mut SlabMeta) {
+        // SAFETY: owner-only state.
+        unsafe {
+            let l = self.local();
+            let fresh = (*m).zero_tail() && (*m).bump == 0;
+            slab::clear(m);
+            let since = Since {
+                gc: l.epoch,
+                ms: (*m).empty_ms,
+            };
+            let flags = if fresh {
+                BlockFlags::ZERO
+            } else {
+                BlockFlags::empty()
+            };
+            l.buddy.free(slab::base_of(m), SLAB_ORDER, since, flags);
+        }
+    }
+}
