@@ -1,15 +1,15 @@
 //! [`Runtime`]: what only composition gives — a pool sized from the
-//! topology running kernels morsel-parallel.
+//! topology, a keel-heap `Heap` per hand, kernels run morsel-parallel.
 //!
-//! Each operation splits a column into morsels claimed from the pool's one
-//! atomic counter, runs a kernel per morsel, and combines per-morsel or
-//! per-worker partial results. Combining is deterministic where the result
-//! could depend on order (float sums fold in morsel order).
+//! Every operation is one of keel-pool's morsel loops: a fold with one
+//! accumulator per hand (which holds the heap lent to that hand), or a
+//! reduction in the pool's fixed order where the result could depend on
+//! order (float sums).
 
 use std::format;
 use std::string::String;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::vec::Vec;
 
 use keel_heap::{Heap, Placement, PlacementOutcome};
@@ -18,7 +18,7 @@ use keel_kernels::filter::Predicate;
 use keel_kernels::hll::HyperLogLog;
 use keel_kernels::span::{SpanKey, SpanScan};
 use keel_pool::settings::{self, Settings};
-use keel_pool::{BuildError, Pool, Source};
+use keel_pool::{BuildError, Cancel, Hand, Pool, Source};
 use keel_topology::Topology;
 
 /// Rows per morsel: 64 Ki rows, the zone-map chunk, big enough that the
@@ -82,8 +82,8 @@ impl From<keel_kernels::Error> for RuntimeError {
 pub struct Runtime {
     topology: Topology,
     pool: Pool,
-    /// One heap per hand, indexed by hand.
-    heaps: Vec<Mutex<Heap>>,
+    /// One heap per hand index, lent to that hand for each batch.
+    heaps: Vec<Mutex<Option<Heap>>>,
     config: RuntimeConfig,
 }
 
@@ -192,33 +192,37 @@ impl std::fmt::Debug for Runtime {
     }
 }
 
-/// What a hand sees inside [`Runtime::fold`]: which hand it is, how many
-/// there are, and its own heap for scratch.
+/// What a hand sees inside [`Runtime::fold`]: which hand of the pool's
+/// batch it is, and the heap lent to it for the batch.
 #[derive(Clone, Copy)]
 pub struct HandCx<'a> {
-    index: usize,
-    width: usize,
+    hand: Hand,
     heap: &'a Heap,
 }
 
 impl std::fmt::Debug for HandCx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HandCx")
-            .field("index", &self.index)
-            .field("width", &self.width)
+            .field("hand", &self.hand)
             .finish_non_exhaustive()
     }
 }
 
 impl<'a> HandCx<'a> {
-    /// This hand's index, `0..width`, stable for the whole operation.
-    pub fn index(&self) -> usize {
-        self.index
+    /// The pool's hand: its index and the batch's width.
+    pub fn hand(&self) -> Hand {
+        self.hand
     }
 
-    /// Hands in this operation.
+    /// This hand's index, `0..width`, stable for the whole operation (0 is
+    /// the calling thread).
+    pub fn index(&self) -> usize {
+        self.hand.index
+    }
+
+    /// Hands the operation may have.
     pub fn width(&self) -> usize {
-        self.width
+        self.hand.width
     }
 
     /// This hand's heap: nobody else allocates from it during the
@@ -226,6 +230,43 @@ impl<'a> HandCx<'a> {
     pub fn heap(&self) -> &'a Heap {
         self.heap
     }
+}
+
+/// A heap lent to one hand for one batch: it goes back to the runtime's
+/// slot for that hand, collected, when the hand's state is dropped (after
+/// the batch, on every path: success, error, panic). A spare (made for a
+/// nested fold that found the slot's heap lent out) is dropped instead:
+/// dropping the handle abandons the heap, and the next `Heap::new` adopts
+/// it.
+struct Lent<'r> {
+    heap: Option<Heap>,
+    slot: Option<&'r Mutex<Option<Heap>>>,
+}
+
+impl Lent<'_> {
+    fn get(&self) -> &Heap {
+        match &self.heap {
+            Some(h) => h,
+            None => unreachable!("a lent heap is taken only when it goes back"),
+        }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let (Some(heap), Some(slot)) = (self.heap.take(), self.slot) {
+            // What the hand's morsels freed goes back to its free lists.
+            heap.gc();
+            *lock(slot) = Some(heap);
+        }
+    }
+}
+
+/// One hand's state in a fold: its lent heap and the caller's accumulator.
+struct HandState<'r, A> {
+    hand: Hand,
+    heap: Lent<'r>,
+    acc: A,
 }
 
 impl Runtime {
@@ -276,7 +317,11 @@ impl Runtime {
         config: RuntimeConfig,
     ) -> Result<Runtime, RuntimeError> {
         let heaps = (0..pool.width())
-            .map(|_| Heap::new().map(Mutex::new).map_err(|_| RuntimeError::Heap))
+            .map(|_| {
+                Heap::new()
+                    .map(|h| Mutex::new(Some(h)))
+                    .map_err(|_| RuntimeError::Heap)
+            })
             .collect::<Result<_, _>>()?;
         Ok(Runtime {
             topology,
@@ -320,16 +365,17 @@ impl Runtime {
     }
 
     /// A morsel-parallel fold on [`WorkKind::Scan`]'s hands: the rows
-    /// `0..len` in morsels of `morsel` rows (0 is taken as 1), claimed so
-    /// that faster hands take more. Each
-    /// hand starts its accumulator with `init` and folds every morsel it
-    /// claims into it with `fold`; the accumulators come back in hand order
-    /// (hands that claimed nothing included), for the caller to combine.
-    /// The first error stops hands from starting new morsels and is
-    /// returned; so is [`RuntimeError::Heap`] if a fold nested inside
-    /// another's job finds the hand's heap taken and cannot make one of its
-    /// own. Each hand allocates its scratch from its own heap
-    /// ([`HandCx::heap`]); the heaps are collected when the fold ends.
+    /// `0..len` in morsels of `morsel` rows (0 is taken as 1), claimed from
+    /// the pool's counter so that faster hands take more (keel-pool's
+    /// `fold_morsels`). Each hand makes its accumulator with `init` at its
+    /// first morsel and folds every morsel it claims into it with `fold`;
+    /// the accumulators of the hands that ran a morsel come back in hand
+    /// order, for the caller to combine. The first error (in time) is
+    /// returned and no morsel starts after it is seen (the batch's
+    /// `Cancel`); so is [`RuntimeError::Heap`] if a hand had no heap and
+    /// none could be made. Each hand allocates its scratch from the heap
+    /// the runtime lends it for the fold ([`HandCx::heap`]); the heaps are
+    /// collected when the fold ends.
     ///
     /// ```
     /// use keel_rt::Runtime;
@@ -359,6 +405,11 @@ impl Runtime {
     }
 
     /// [`Runtime::fold`] on the hands of `kind`.
+    ///
+    /// keel-pool has a fold (`fold_morsels`, per-hand accumulators) and a
+    /// fallible loop (`try_for_each_morsel`), not a fallible fold: this is
+    /// the fold, stopped by the batch's `Cancel`, with the first error kept
+    /// beside it.
     fn fold_on<A, E, I, F>(
         &self,
         kind: WorkKind,
@@ -373,66 +424,67 @@ impl Runtime {
         I: Fn(&HandCx<'_>) -> A + Sync,
         F: Fn(&mut A, std::ops::Range<usize>, &HandCx<'_>) -> Result<(), E> + Sync,
     {
-        let morsel = morsel.max(1);
-        let morsels = len.div_ceil(morsel);
-        let width = self.width_for(kind).min(morsels).max(1);
-        let next = AtomicUsize::new(0);
-        let stop = AtomicBool::new(false);
-        let err = Mutex::new(None);
-        let slots: Vec<Mutex<Option<A>>> = (0..width).map(|_| Mutex::new(None)).collect();
-        // One job per hand: job `h` runs once, so it alone holds heap `h`
-        // and slot `h` for the whole batch.
-        self.pool.run_with(width, width, |h| {
-            // A fold nested inside another's job finds the hand's heap
-            // taken and works in a heap of its own.
-            let (guard, spare);
-            let heap: &Heap = match self.heaps[h].try_lock() {
-                Ok(g) => {
-                    guard = g;
-                    &guard
-                }
-                Err(_) => match Heap::new() {
-                    Ok(hp) => {
-                        spare = hp;
-                        &spare
-                    }
-                    Err(_) => {
-                        stop.store(true, Ordering::Relaxed);
-                        lock(&err).get_or_insert(RuntimeError::Heap.into());
-                        return;
-                    }
+        let cancel = Cancel::new();
+        let first: Mutex<Option<E>> = Mutex::new(None);
+        let fail = |e: E| {
+            lock(&first).get_or_insert(e);
+            cancel.cancel();
+        };
+        let states = self
+            .pool
+            .batch()
+            .width(self.width_for(kind))
+            .cancel(&cancel)
+            .fold_morsels(
+                len,
+                morsel,
+                |hand| {
+                    let heap = self.lend(hand.index)?;
+                    let cx = HandCx {
+                        hand,
+                        heap: heap.get(),
+                    };
+                    let acc = init(&cx);
+                    Some(HandState { hand, heap, acc })
                 },
-            };
-            let cx = HandCx {
-                index: h,
-                width,
-                heap,
-            };
-            let mut acc = init(&cx);
-            while !stop.load(Ordering::Relaxed) {
-                let m = next.fetch_add(1, Ordering::Relaxed);
-                if m >= morsels {
-                    break;
-                }
-                let rows = m * morsel..len.min((m + 1) * morsel);
-                if let Err(e) = fold(&mut acc, rows, &cx) {
-                    stop.store(true, Ordering::Relaxed);
-                    lock(&err).get_or_insert(e);
-                    break;
-                }
-            }
-            *lock(&slots[h]) = Some(acc);
-            // The hand's part of the query is over: collect what its
-            // morsels freed.
-            heap.gc();
-        });
-        if let Some(e) = err.into_inner().unwrap_or_else(|e| e.into_inner()) {
+                |state, rows| match state {
+                    Some(s) => {
+                        let cx = HandCx {
+                            hand: s.hand,
+                            heap: s.heap.get(),
+                        };
+                        if let Err(e) = fold(&mut s.acc, rows, &cx) {
+                            fail(e);
+                        }
+                    }
+                    None => fail(RuntimeError::Heap.into()),
+                },
+            );
+        if let Some(e) = first.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(e);
         }
-        Ok(slots
-            .into_iter()
-            .filter_map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()))
-            .collect())
+        let Ok(states) = states else {
+            unreachable!("only a failed morsel cancels the batch, and it left its error")
+        };
+        Ok(states.into_iter().flatten().map(|s| s.acc).collect())
+    }
+
+    /// The heap of hand `index` for one batch: the runtime's, or, when a
+    /// fold nested inside another's morsel finds it lent out, a heap of its
+    /// own (`None` if none can be made).
+    fn lend(&self, index: usize) -> Option<Lent<'_>> {
+        let slot = &self.heaps[index];
+        let lent = lock(slot).take();
+        Some(match lent {
+            Some(heap) => Lent {
+                heap: Some(heap),
+                slot: Some(slot),
+            },
+            None => Lent {
+                heap: Some(Heap::new().ok()?),
+                slot: None,
+            },
+        })
     }
 
     /// The machine the runtime was sized for.
@@ -446,28 +498,27 @@ impl Runtime {
     }
 
     /// Sum of `values` (wrapping for integers, as [`keel_kernels::agg::sum`]).
-    /// Floats are summed per morsel in the kernel's order, then the morsel
-    /// sums are folded in morsel order, so the result does not depend on
-    /// which worker ran which morsel.
+    /// Each morsel is summed by the kernel and the morsel sums are combined
+    /// in keel-pool's fixed pairwise order (`reduce_morsels`), so a float
+    /// sum has the same bits at any width and whoever ran which morsel.
     pub fn sum<T: Element>(&self, values: &[T]) -> Result<T::Sum, RuntimeError>
     where
         T::Sum: Send,
     {
-        // Each hand keeps its morsels' sums with their morsel numbers.
-        let parts = self.fold(
-            values.len(),
-            MORSEL_ROWS,
-            |_| Vec::new(),
-            |acc: &mut Vec<(usize, T::Sum)>, r, _| {
-                acc.push((r.start, keel_kernels::agg::sum(&values[r])));
-                Ok::<(), RuntimeError>(())
-            },
-        )?;
-        let mut all: Vec<(usize, T::Sum)> = parts.into_iter().flatten().collect();
-        all.sort_unstable_by_key(|&(start, _)| start);
-        Ok(all
-            .into_iter()
-            .fold(T::SUM_ZERO, |acc, (_, p)| T::sum_add(acc, p)))
+        let total = self
+            .pool
+            .batch()
+            .width(self.width_for(WorkKind::Scan))
+            .reduce_morsels(
+                values.len(),
+                MORSEL_ROWS,
+                |r| keel_kernels::agg::sum(&values[r]),
+                T::sum_add,
+            );
+        match total {
+            Ok(s) => Ok(s.unwrap_or(T::EMPTY_SUM)),
+            Err(_) => unreachable!("no cancel flag"),
+        }
     }
 
     /// How many rows of `values` pass `pred`.
@@ -489,17 +540,13 @@ impl Runtime {
         let parts = self.fold(
             values.len(),
             MORSEL_ROWS,
-            // The hand's selection bitmap, reused across its morsels.
-            |_| (0usize, Vec::new()),
-            |(count, bits): &mut (usize, Vec<u64>), r, _| {
-                let rows = r.len();
-                bits.resize(rows.div_ceil(64), 0);
-                keel_kernels::filter::filter(&values[r], pred, bits)?;
-                *count += keel_kernels::bitmap::popcount(bits, rows)?;
+            |_| 0usize,
+            |count, r, _| {
+                *count += keel_kernels::filter::count_matching(&values[r], pred, None)?;
                 Ok::<(), RuntimeError>(())
             },
         )?;
-        Ok(parts.iter().map(|(n, _)| n).sum())
+        Ok(parts.iter().sum())
     }
 
     /// Approximate number of distinct keys: one HyperLogLog per hand (p = 14,
@@ -515,23 +562,20 @@ impl Runtime {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn count_distinct_i64(&self, values: &[i64]) -> Result<u64, RuntimeError> {
-        // One sketch per hand, made on its first morsel.
+        // One sketch per hand, a copy of an empty one.
+        let empty = HyperLogLog::new(keel_kernels::hll::DEFAULT_PRECISION)?;
         let parts = self.fold_on(
             WorkKind::Compute,
             values.len(),
             MORSEL_ROWS,
-            |_| None,
-            |sketch: &mut Option<HyperLogLog>, r, _| {
-                let s = match sketch {
-                    Some(s) => s,
-                    None => sketch.insert(HyperLogLog::new(14)?),
-                };
-                s.add_i64_column(&values[r]);
+            |_| empty.clone(),
+            |sketch, r, _| {
+                sketch.add_i64_column(&values[r]);
                 Ok::<(), RuntimeError>(())
             },
         )?;
-        let mut total = HyperLogLog::new(14)?;
-        for s in parts.iter().flatten() {
+        let mut total = empty;
+        for s in &parts {
             total.merge(s)?;
         }
         Ok(total.count())
