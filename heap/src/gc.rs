@@ -6,7 +6,7 @@
 //! 4. reclaim the oversized pool beyond its byte budget;
 //! 5. release pages of free blocks with `madvise(MADV_DONTNEED)`.
 //!
-//! Pass 5 is amortized (seed 004: releasing on every GC cost 21% of query
+//! Pass 5 is amortized (releasing on every GC cost 21% of the repeated query's
 //! time, because the next query re-faults the very pages it just freed). It
 //! runs on one GC in `purge_every`, only on blocks that have stayed free for
 //! at least `min_free_gcs` GCs, within `release_budget` bytes per call, and

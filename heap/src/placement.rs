@@ -1,7 +1,7 @@
 //! Where the pages of a large block live on a multi-node (NUMA) host.
 //!
-//! Seed 002 measured interleaving at least as fast as node-local placement
-//! for every access pattern and much faster for scattered gathers, so the
+//! Interleaving measured at least as fast as node-local placement for every
+//! access pattern and much faster for scattered gathers, so the
 //! [`Placement::Auto`] default interleaves large buffers over the usable
 //! nodes where there is more than one, and does nothing elsewhere.
 //!
