@@ -35,6 +35,10 @@
 //!
 //! With the `std` feature (default), [`raw`] backs the calling thread's heap
 //! by a thread-local and [`KeelAlloc`] plugs it in as `#[global_allocator]`.
+//! With the `allocator-api2` feature, `&Heap` implements
+//! `allocator_api2::alloc::Allocator`: `allocator_api2::vec::Vec` and
+//! hashbrown's tables (its `allocator-api2` feature) then live in a [`Heap`]
+//! and free into it (`Vec::new_in(&heap)`, `HashMap::new_in(&heap)`).
 #![no_std]
 
 #[cfg(not(unix))]
@@ -46,6 +50,8 @@ compile_error!(
 extern crate std;
 
 mod alloc;
+#[cfg(feature = "allocator-api2")]
+mod api2;
 mod buddy;
 mod chunk_map;
 mod decay;
