@@ -13,3 +13,6 @@ pub mod report;
 
 #[path = "../src/exports.rs"]
 pub(crate) mod exports;
+#[cfg(target_pointer_width = "64")]
+#[path = "../src/exports_cxx.rs"]
+pub(crate) mod exports_cxx;

@@ -255,3 +255,13 @@ pub unsafe extern "C" fn keel_malloc_release_pages() {
 pub unsafe extern "C" fn keel_malloc_print_stats() {
     crate::report::print_stats();
 }
+
+/// keel extension: bytes in live blocks, process-wide (`in use` of the
+/// statistics; this thread's counters are brought up to date first).
+///
+/// # Safety
+/// None.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn keel_malloc_in_use() -> u64 {
+    keel_heap::raw::stats().in_use
+}

@@ -11,7 +11,8 @@
 //! The crate is a thin layer: all size, alignment and `errno` policy of the C
 //! API lives here ([`policy`]), all memory policy (size classes, per-thread
 //! heaps, cross-thread frees, the amortized GC) lives in `keel_heap::raw`.
-//! The exported symbols are in `exports.rs`; options from the environment in
+//! The exported symbols are in `exports.rs` (C++'s `operator new` and
+//! `operator delete` in `exports_cxx.rs`); options from the environment in
 //! [`options`]; start-up, `fork` handlers and the exit report in [`init`] and
 //! [`report`].
 //!
@@ -26,3 +27,7 @@ pub mod report;
 
 #[cfg(not(test))]
 pub(crate) mod exports;
+// C++'s operator names are those of the 64-bit Itanium ABI (`m` is
+// `unsigned long`, the 64-bit `std::size_t`).
+#[cfg(all(not(test), target_pointer_width = "64"))]
+pub(crate) mod exports_cxx;

@@ -299,6 +299,18 @@ pub fn aligned_alloc(align: usize, size: usize) -> *mut u8 {
     }
 }
 
+/// C++'s aligned `operator new`: `align` is a power of two (the language
+/// requires it of `std::align_val_t`; anything else is refused); the block
+/// is at least [`MIN_ALIGN`]-aligned, as `malloc`'s are. The fast path is
+/// `malloc`'s.
+#[inline]
+pub fn aligned_new(size: usize, align: usize) -> *mut u8 {
+    if !align.is_power_of_two() {
+        return refuse(Refusal::BadAlignment);
+    }
+    alloc_with(size, align.max(MIN_ALIGN), false)
+}
+
 /// `memalign`: glibc's lenient rules (see [`memalign_alignment`]).
 pub fn memalign(align: usize, size: usize) -> *mut u8 {
     match memalign_alignment(align) {
