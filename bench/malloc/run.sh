@@ -55,10 +55,15 @@ trap 'rm -rf "$work"' EXIT
 for p in larson xmalloc cache_scratch small_random large query; do
   cc -O2 -g -Wall -Wextra -pthread "bench/malloc/$p.c" -o "$work/$p"
 done
+# mimalloc-bench's larsonN in C++ (new[]/delete[]): the allocator's
+# operator new when it exports one, libstdc++'s over its malloc otherwise.
+c++ -O2 -g -Wall -Wextra -pthread bench/malloc/larson.cc -o "$work/larson_cxx"
 
 # name | program and arguments
 programs=(
   "larson|larson 2 40 50000 2000 16 1000"
+  "larsonN|larson_cxx 2 8 1000 5000 100 4141 2"
+  "larsonN-sized|larson_cxx 2 8 1000 5000 100 4141 2 sized"
   "xmalloc|xmalloc 1 1 6000000 256"
   "cache-scratch|cache_scratch 2 1500 8 5000"
   "small-random|small_random 2 2000000 200000"
