@@ -23,6 +23,19 @@ fn block(p: *mut u8, len: usize) -> Result<NonNull<[u8]>, AllocError> {
         .ok_or(AllocError)
 }
 
+/// `grow` and `shrink`: keel-heap's realloc, which keeps the block when it
+/// still fits and moves it otherwise.
+///
+/// # Safety
+/// `ptr` is a live block of keel-heap's; on failure it stays valid.
+unsafe fn resize(heap: &Heap, ptr: NonNull<u8>, new: Layout) -> Result<NonNull<[u8]>, AllocError> {
+    // SAFETY: forwarded.
+    block(
+        unsafe { heap.realloc(ptr.as_ptr(), new.size(), new.align()) },
+        new.size(),
+    )
+}
+
 /// ```
 /// use allocator_api2::vec::Vec;
 /// use keel_heap::Heap;
@@ -67,11 +80,8 @@ unsafe impl Allocator for &Heap {
         _old: Layout,
         new: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: a live block of keel-heap's; on failure it stays valid.
-        block(
-            unsafe { self.realloc(ptr.as_ptr(), new.size(), new.align()) },
-            new.size(),
-        )
+        // SAFETY: forwarded trait contract.
+        unsafe { resize(self, ptr, new) }
     }
 
     unsafe fn grow_zeroed(
@@ -80,14 +90,15 @@ unsafe impl Allocator for &Heap {
         old: Layout,
         new: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: as `grow`.
-        let p = unsafe { self.realloc(ptr.as_ptr(), new.size(), new.align()) };
-        if !p.is_null() {
-            // SAFETY: the block holds `new.size()` bytes and the trait's
-            // caller guarantees `old.size() <= new.size()`.
-            unsafe { ptr::write_bytes(p.add(old.size()), 0, new.size() - old.size()) };
+        // SAFETY: forwarded trait contract.
+        let b = unsafe { resize(self, ptr, new) }?;
+        // SAFETY: the block holds `new.size()` bytes and the trait's caller
+        // guarantees `old.size() <= new.size()`.
+        unsafe {
+            let tail = b.cast::<u8>().as_ptr().add(old.size());
+            ptr::write_bytes(tail, 0, new.size() - old.size());
         }
-        block(p, new.size())
+        Ok(b)
     }
 
     unsafe fn shrink(
@@ -96,10 +107,7 @@ unsafe impl Allocator for &Heap {
         _old: Layout,
         new: Layout,
     ) -> Result<NonNull<[u8]>, AllocError> {
-        // SAFETY: as `grow`.
-        block(
-            unsafe { self.realloc(ptr.as_ptr(), new.size(), new.align()) },
-            new.size(),
-        )
+        // SAFETY: forwarded trait contract.
+        unsafe { resize(self, ptr, new) }
     }
 }
