@@ -12,4 +12,6 @@ cargo test --release -p keel-kernels --test hll -- --ignored
 # keel-kernels' arrow adapters against arrow's own compute kernels, in
 # their own workspace so arrow never reaches the default build.
 cargo test --manifest-path kernels/arrow-check/Cargo.toml
-cargo test -p keel-kernels --features arrow --doc arrow
+# The arrow feature's doctests, built in that workspace too (where
+# keel-kernels has the feature on), so arrow is compiled once.
+cargo test --manifest-path kernels/arrow-check/Cargo.toml -p keel-kernels --doc arrow
