@@ -85,6 +85,57 @@ fn wakes_and_lock_holds_at_width_16() {
     check_counts(16, &[2, 5, 15, 16, 40, 16]);
 }
 
+/// With a spin window longer than the test, the first `MAX_SPINNERS` idle
+/// workers spin until work shows up and the others park, so who is where is
+/// known without timing: a refused spinner saw the cap's increments held,
+/// and admitted ones stop only for work (or shutdown). A batch then wakes
+/// only the parked workers it needs beyond the spinners, the spinners claim
+/// their tickets without the lock (a batch the spinners alone can serve
+/// takes the lock once, to offer), and each woken worker that parks again
+/// takes it once more.
+#[test]
+fn spinners_are_not_woken_and_claim_without_the_lock() {
+    if cfg!(miri) {
+        println!("skipping under Miri: two workers spin for the whole test");
+        return;
+    }
+    let width = 16;
+    let pool = Pool::builder()
+        .width(width)
+        .spin_window(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let spinners = MAX_SPINNERS.min(width - 1);
+    let parked = (width - 1 - spinners) as u64;
+    let mut s0 = wait_parked(&pool, 0, parked);
+    // (k, wakes): the parked workers a batch of k needs beyond the spinners.
+    // A batch that follows one the spinners served alone needs every parked
+    // worker, so it does not depend on whether they are back in their spin
+    // yet (the count it reads may lag); every other batch follows one after
+    // which the workers it woke parked again, leaving both spinners spinning.
+    for (k, want) in [(5, 2), (3, 0), (16, parked), (2, 0), (40, parked)] {
+        let hands = k.min(width);
+        run_held(&pool, k, hands);
+        // The woken workers come back; as many as were woken park again.
+        let s1 = wait_parked(&pool, s0.parks, want);
+        let wakes = s1.wakes - s0.wakes;
+        let locks = s1.lock_acquisitions - s0.lock_acquisitions;
+        println!("width {width} k {k}: {wakes} wakes, {locks} lock holds");
+        assert_eq!(wakes, want, "k {k}: {s1:?}");
+        assert!(
+            locks <= 2 + wakes,
+            "k {k}: {locks} lock holds, {wakes} wakes"
+        );
+        if want == 0 {
+            assert_eq!(locks, 1, "k {k}: the spinners' claims took the lock");
+        }
+        // Both spinners ran a hand of the first batch, so both have counted
+        // themselves by now, and nobody else ever spun.
+        assert_eq!(s1.spinners_high_water, spinners as u64, "{s1:?}");
+        s0 = s1;
+    }
+}
+
 #[test]
 fn spinners_never_above_the_cap() {
     if cfg!(miri) {

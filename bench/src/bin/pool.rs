@@ -281,6 +281,7 @@ fn scaling(widths: &[usize], quick: bool) {
                 })
             })
         };
+        let keel_idle_max = std::cell::Cell::new(0.0f64);
         let mut cs = vec![
             Contender::new("keel ramp", || ramp(Duration::ZERO, &|f| keel.run(w, f))),
             Contender::new("rayon ramp", || {
@@ -288,10 +289,16 @@ fn scaling(widths: &[usize], quick: bool) {
                     rp.install(|| (0..w).into_par_iter().for_each(f))
                 })
             }),
-            Contender::new("keel idle", || idle_after_burst(&burst_keel, &keel_tids)),
+            Contender::new("keel idle", || {
+                let us = idle_after_burst(&burst_keel, &keel_tids);
+                keel_idle_max.set(keel_idle_max.get().max(us));
+                us
+            }),
             Contender::new("rayon idle", || idle_after_burst(&burst_rayon, &rayon_tids)),
         ];
         let r = interleave(if quick { 1 } else { 5 }, &mut cs);
+        drop(cs);
+        let worst = keel_idle_max.get();
         let bound = idle_bound_us(&keel);
         rows2.push(vec![
             w.to_string(),
@@ -301,7 +308,7 @@ fn scaling(widths: &[usize], quick: bool) {
             format!("{:.0}", r[2]),
             format!("{:.0}", r[3]),
             format!("{bound:.0}"),
-            if r[2] <= bound { "yes" } else { "no" }.to_string(),
+            if worst <= bound { "yes" } else { "no" }.to_string(),
             format!("{wakes:.2}"),
             format!("{locks:.2}"),
             keel.stats().spinners_high_water.to_string(),
@@ -351,7 +358,7 @@ fn scaling(widths: &[usize], quick: bool) {
             "keel idle CPU µs",
             "rayon idle CPU µs",
             "keel bound µs",
-            "keel within bound",
+            "keel within bound, every round",
             "keel wakes / batch",
             "keel lock holds / batch",
             "keel spinners high water",
@@ -648,8 +655,14 @@ fn main() {
     let keel_tids = threads_named("keel-pool");
     // The width-w pool's threads (rp1 and rp2 are unnamed, and idle here).
     let rayon_tids = threads_named("rayon-pool");
+    // The bound holds for every round, not only the median: keep the highest.
+    let keel_idle_max = std::cell::Cell::new(0.0f64);
     let mut cs = vec![
-        Contender::new("keel", || idle_after_burst(&keel_b, &keel_tids)),
+        Contender::new("keel", || {
+            let us = idle_after_burst(&keel_b, &keel_tids);
+            keel_idle_max.set(keel_idle_max.get().max(us));
+            us
+        }),
         Contender::new("rayon install", || idle_after_burst(&rayon_b, &rayon_tids)),
         Contender::new("rayon scope", || idle_after_burst(&rscope_b, &rayon_tids)),
     ];
@@ -692,11 +705,17 @@ fn main() {
             ],
         ],
     );
+    let worst = keel_idle_max.get();
     println!(
-        "idle-cost bound for keel: spin window {:?} x min({MAX_SPINNERS}, {} workers) = {bound:.0} µs; keel's threads {} it",
+        "idle-cost bound for keel: spin window {:?} x min({MAX_SPINNERS}, {} workers) = {bound:.0} µs; keel's threads: median {:.0} µs, highest of {r} rounds {worst:.0} µs, {} it",
         keel.config().spin,
         keel.workers(),
-        if idle[0] <= bound { "within" } else { "over" }
+        idle[0],
+        if worst <= bound {
+            "every round within"
+        } else {
+            "over"
+        }
     );
     let s = keel.stats();
     let n = s.batches.max(1) as f64;
