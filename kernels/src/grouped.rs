@@ -22,9 +22,10 @@
 //!   `r % lanes`, in the order listed), and the lanes fold pairwise when
 //!   read. Larger tables keep one lane: rows add in order. Every level
 //!   keeps this order, so sums are the same bits at every level.
-//! * At the AVX-512 level, sums of `f64`, `i64` and `u64` over one-byte
-//!   keys run a leaf that keeps the busiest slots' sums in registers (see
-//!   `arch/x86_64/avx512/grouped.rs`); everything else runs the scalar twin.
+//! * At the AVX-512 level, sums of `f64` and of integers of every width
+//!   over one-byte keys run a leaf that keeps the busiest slots' sums in
+//!   registers (see `arch/x86_64/avx512/grouped.rs`; a layout of at most 8
+//!   slots keeps all of them there); everything else runs the scalar twin.
 //!
 //! ```
 //! use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};

@@ -336,3 +336,120 @@ fn bad_arguments_are_errors() {
     assert!(Groups::pair(hi..=lo, 0..=1).is_err());
     assert!(GroupTable::<f64>::new(g, 0, Aggs::SUM).is_err());
 }
+
+/// Layouts of 1 to 9 slots (the AVX-512 leaf keeps up to 8 all in
+/// registers from the start), one-byte codes and pairs, integer columns of
+/// every width on unaligned slices: every level equals a naive per-group
+/// loop (exact sums, wrapping in the sum type), at every length from 0.
+fn small_layouts<T: Gen + Into<i128>>(seed: u64)
+where
+    T::Sum: Into<i128>,
+{
+    let mut r = Rng(seed | 1);
+    let lens: &[usize] = if cfg!(miri) {
+        &[0, 70]
+    } else {
+        &[0, 1, 7, 63, 64, 65, 200, 4095, 4097, 9001]
+    };
+    let slot_counts: &[usize] = if cfg!(miri) {
+        &[3]
+    } else {
+        &[1, 2, 3, 5, 6, 8, 9]
+    };
+    for &n in lens {
+        for &slots in slot_counts {
+            for skew in 0..2usize {
+                // Offsets 1..=3 so that no column starts on a vector boundary.
+                let off = 1 + (n + slots + skew) % 3;
+                let vals: Vec<T> = column(Pattern::Edges, n + off, seed ^ n as u64);
+                let prod: Vec<T> = column(Pattern::Any, n + off, seed ^ 7 ^ n as u64);
+                // With `skew`, one slot holds most rows, another none.
+                let pick = |r: &mut Rng| {
+                    if skew == 1 && r.below(4) != 0 {
+                        0
+                    } else {
+                        r.below(slots as u64) as usize
+                    }
+                };
+                let codes: Vec<usize> = (0..n + off).map(|_| pick(&mut r)).collect();
+                let sel: Vec<u64> = (0..(n + off).div_ceil(64))
+                    .map(|_| r.next() | r.next())
+                    .collect();
+                let (v, p) = (&vals[off..], &prod[off..]);
+                let u8k: Vec<u8> = codes[off..].iter().map(|&c| c as u8).collect();
+                // Pairs over 'a'.. by 0..3: the slot is a * 3 + b.
+                let span = slots.min(3);
+                let pa: Vec<u8> = codes[off..]
+                    .iter()
+                    .map(|&c| b'a' + (c / span) as u8)
+                    .collect();
+                let pb: Vec<u8> = codes[off..].iter().map(|&c| (c % span) as u8).collect();
+                let pair = Groups::pair(
+                    b'a'..=b'a' + (slots.div_ceil(span) - 1) as u8,
+                    0..=span as u8 - 1,
+                )
+                .unwrap();
+                let bits = Bits::with_offset(&sel, off);
+                let on = |i: usize| bits.get(i) == Some(true);
+                for k in Kernels::supported() {
+                    for (groups, keys) in [
+                        (Groups::u8(slots).unwrap(), Keys::U8(&u8k)),
+                        (pair, Keys::Pair(&pa, &pb)),
+                    ] {
+                        let mut t = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
+                        k.group_add(&mut t, keys, &[v, p], Selection::Bitmap(bits))
+                            .unwrap();
+                        for c in 0..slots {
+                            let slot = match keys {
+                                Keys::Pair(..) => groups
+                                    .slot(Key::Pair(b'a' + (c / span) as u8, (c % span) as u8))
+                                    .unwrap(),
+                                _ => c,
+                            };
+                            let rows: Vec<usize> =
+                                (0..n).filter(|&i| on(i) && codes[off + i] == c).collect();
+                            let wrap = |s: i128| {
+                                // The sum type's wrapping: 64 bits, signed or not.
+                                if <T as Into<i128>>::into(T::LEAST) < 0 {
+                                    i128::from(s as i64)
+                                } else {
+                                    i128::from(s as u64)
+                                }
+                            };
+                            let sv = wrap(rows.iter().map(|&i| v[i].into()).sum());
+                            let sp = wrap(rows.iter().map(|&i| p[i].into()).sum());
+                            let what = format!(
+                                "{} {} n {n} slots {slots} skew {skew} slot {c}",
+                                k.level(),
+                                T::NAME
+                            );
+                            assert_eq!(t.count(slot), rows.len() as u64, "{what}");
+                            assert_eq!(t.sum(slot, 0).into(), sv, "{what}");
+                            assert_eq!(t.sum(slot, 1).into(), sp, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_layouts_u8() {
+    small_layouts::<u8>(11);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the u8 sweep: the same leaf macro")]
+fn small_layouts_i8_i16_u16() {
+    small_layouts::<i8>(12);
+    small_layouts::<i16>(13);
+    small_layouts::<u16>(14);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the u8 sweep: the same leaf macro")]
+fn small_layouts_i32_u32_i64_u64() {
+    small_layouts::<i32>(15);
+    small_layouts::<u32>(16);
+    small_layouts::<i64>(17);
+    small_layouts::<u64>(18);
+}

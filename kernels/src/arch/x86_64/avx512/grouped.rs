@@ -1,17 +1,21 @@
-//! AVX-512 grouped sums of 64-bit columns over one-byte keys (a `u8` code
-//! or a pair of `u8` keys), for the slots that hold most rows.
+//! AVX-512 grouped sums over one-byte keys (a `u8` code or a pair of `u8`
+//! keys), for the slots that hold most rows: `f64`, and integers of every
+//! width, eight rows a vector, narrow ones widened to 64 bits on load.
 //!
 //! Up to [`HOT`] slots are kept in registers: a 64-row block's keys are one
 //! vector, compared with each hot slot's key into a 64-bit mask (and-ed
 //! with the row mask), whose popcount is the slot's count and whose bytes
 //! mask the adds of the block's eight value vectors into the slot's
-//! accumulator. Rows of other slots go to the table one at a time (the
-//! scalar twin's row update), and the first slots seen among them join the
-//! hot set after each chunk; when the hot set is full and other slots still
-//! hold more than an eighth of a chunk's rows, the rest of the call runs
-//! the scalar twin. The hot set starts as the first distinct slots among
-//! the first 256 counted rows. A slot's lanes are only ever updated in row order from
-//! one place, so the sums equal the scalar twin's bit for bit.
+//! accumulator. A chunk's column pass runs only the hot slots that have
+//! rows in the chunk, their count a constant of the loop. Rows of other
+//! slots go to the table one at a time (the scalar twin's row update), and
+//! the first slots seen among them join the hot set after each chunk; when
+//! the hot set is full and other slots still hold more than an eighth of a
+//! chunk's rows, the rest of the call runs the scalar twin. A layout of at
+//! most [`HOT`] slots is all hot from the start; a larger one starts with
+//! the first distinct slots among the first 256 counted rows. A slot's
+//! lanes are only ever updated in row order from one place, so the sums
+//! equal the scalar twin's bit for bit.
 
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::grouped::{KeyCols, Table};
@@ -106,7 +110,8 @@ unsafe fn load_keys(p: *const u8, full: bool, w: u64) -> __m512i {
 }
 
 macro_rules! sum_leaf {
-    ($name:ident, $t:ty, $vec:ty, $zero:ident, $loadu:ident, $loadz:ident, $madd:ident,
+    ($name:ident, $t:ty, $vec:ty, $zero:ident, $madd:ident,
+     |$pf:ident| $load_full:expr, |$pk:ident, $pp:ident| $load_part:expr,
      |$acc:ident, $sums:ident, $at:ident| $fetch:expr, |$acc2:ident, $sums2:ident, $at2:ident|
      $put:expr) => {
         /// Adds the rows `m` counts to their slots' counts and sums (see
@@ -127,8 +132,60 @@ macro_rules! sum_leaf {
             m: RowMask<'_>,
             n: usize,
         ) {
+            /// One column's pass over blocks `c0..c1` for the `H` hot slots
+            /// `active` names, adding into `acc[..H]` (`H` a constant, so
+            /// the accumulators stay in registers).
+            ///
+            /// # Safety
+            /// AVX-512 is enabled; `col` has `n` rows and the blocks are
+            /// inside it.
+            #[inline(always)]
+            unsafe fn col_pass<const H: usize>(
+                col: &[$t],
+                (c0, c1, n): (usize, usize, usize),
+                masks: &[[u64; HOT]; CHUNK_BLOCKS],
+                active: &[usize; HOT],
+                acc: &mut [$vec; HOT],
+            ) {
+                for b in c0..c1 {
+                    let l = lim(n, b);
+                    // SAFETY: block `b` is inside `col`; a partial block's
+                    // loads are masked to its rows.
+                    let base = unsafe { col.as_ptr().add(b * 64) };
+                    let hm = &masks[b - c0];
+                    let mut k = [0u64; H];
+                    for h in 0..H {
+                        k[h] = hm[active[h]];
+                    }
+                    for j in 0..8 {
+                        let p = base.wrapping_add(8 * j);
+                        // SAFETY: as above; eight rows from `p` exist in a
+                        // full block, the mask names the existing ones else.
+                        let x = unsafe {
+                            if l == !0 {
+                                let $pf = p;
+                                $load_full
+                            } else {
+                                let ($pk, $pp) = ((l >> (8 * j)) as u8, p);
+                                $load_part
+                            }
+                        };
+                        for h in 0..H {
+                            // SAFETY: AVX-512 is enabled (the contract).
+                            acc[h] = unsafe { $madd(acc[h], (k[h] >> (8 * j)) as u8, acc[h], x) };
+                        }
+                    }
+                }
+            }
+
             let blocks = n.div_ceil(64);
-            let (mut hot, mut n_hot) = seed_hot(&keys, m, n);
+            // A layout of at most HOT slots is all hot from the start (no
+            // seeding scan); a chunk's pass B skips the slots without rows.
+            let (mut hot, mut n_hot) = if t.counts.len() <= HOT {
+                every_slot(&keys, t.counts.len())
+            } else {
+                seed_hot(&keys, m, n)
+            };
             let mut scalar_rest = false;
             let mut masks = [[0u64; HOT]; CHUNK_BLOCKS];
             let mut c0 = 0;
@@ -144,6 +201,7 @@ macro_rules! sum_leaf {
                 let mut others = 0usize;
                 let mut pending = [HotKey::default(); HOT];
                 let mut n_pending = 0;
+                let mut seen = [0u64; HOT];
                 for b in c0..c1 {
                     let l = lim(n, b);
                     let w = m.word(b) & l;
@@ -154,6 +212,7 @@ macro_rules! sum_leaf {
                     for h in 0..n_hot {
                         t.counts[hot[h].slot] += u64::from(hm[h].count_ones());
                         covered |= hm[h];
+                        seen[h] |= hm[h];
                     }
                     masks[b - c0] = hm;
                     let mut rest = w & !covered;
@@ -172,43 +231,46 @@ macro_rules! sum_leaf {
                         rest &= rest - 1;
                     }
                 }
+                // The hot slots with rows in this chunk.
+                let mut active = [0usize; HOT];
+                let mut n_active = 0;
+                for h in 0..n_hot {
+                    if seen[h] != 0 {
+                        active[n_active] = h;
+                        n_active += 1;
+                    }
+                }
                 // Pass B: each column's hot sums, in registers over the chunk.
-                if n_hot > 0 {
-                    for (c, col) in values.iter().enumerate() {
-                        // SAFETY: AVX-512 is enabled; the chunk's blocks are
-                        // inside `col` (n rows), loads of a partial block are
-                        // masked to its rows; `at` indexes the table's lanes.
-                        unsafe {
-                            let mut acc = [$zero(); HOT];
-                            for h in 0..n_hot {
-                                let $acc = &mut acc[h];
-                                let $sums = &*t.sums;
-                                let $at = (hot[h].slot * t.columns + c) * t.lanes;
-                                $fetch;
-                            }
-                            for b in c0..c1 {
-                                let l = lim(n, b);
-                                let base = col.as_ptr().add(b * 64);
-                                let hm = &masks[b - c0];
-                                for j in 0..8 {
-                                    let p = base.wrapping_add(8 * j);
-                                    let x = if l == !0 {
-                                        $loadu(p.cast())
-                                    } else {
-                                        $loadz((l >> (8 * j)) as u8, p.cast())
-                                    };
-                                    for h in 0..n_hot {
-                                        let k = (hm[h] >> (8 * j)) as u8;
-                                        acc[h] = $madd(acc[h], k, acc[h], x);
-                                    }
-                                }
-                            }
-                            for h in 0..n_hot {
-                                let $acc2 = acc[h];
-                                let $sums2 = &mut *t.sums;
-                                let $at2 = (hot[h].slot * t.columns + c) * t.lanes;
-                                $put;
-                            }
+                for (c, col) in values.iter().enumerate() {
+                    if n_active == 0 {
+                        break;
+                    }
+                    // SAFETY: AVX-512 is enabled; the chunk's blocks are
+                    // inside `col` (n rows); `at` indexes the table's lanes.
+                    unsafe {
+                        let mut acc = [$zero(); HOT];
+                        for h in 0..n_active {
+                            let $acc = &mut acc[h];
+                            let $sums = &*t.sums;
+                            let $at = (hot[active[h]].slot * t.columns + c) * t.lanes;
+                            $fetch;
+                        }
+                        let span = (c0, c1, n);
+                        match n_active {
+                            1 => col_pass::<1>(col, span, &masks, &active, &mut acc),
+                            2 => col_pass::<2>(col, span, &masks, &active, &mut acc),
+                            3 => col_pass::<3>(col, span, &masks, &active, &mut acc),
+                            4 => col_pass::<4>(col, span, &masks, &active, &mut acc),
+                            5 => col_pass::<5>(col, span, &masks, &active, &mut acc),
+                            6 => col_pass::<6>(col, span, &masks, &active, &mut acc),
+                            7 => col_pass::<7>(col, span, &masks, &active, &mut acc),
+                            _ => col_pass::<8>(col, span, &masks, &active, &mut acc),
+                        }
+                        for h in 0..n_active {
+                            let $acc2 = acc[h];
+                            let $sums2 = &mut *t.sums;
+                            let $at2 = (hot[active[h]].slot * t.columns + c) * t.lanes;
+                            $put;
                         }
                     }
                 }
@@ -222,6 +284,24 @@ macro_rules! sum_leaf {
             }
         }
     };
+}
+
+/// Every slot of a layout of `slots` (at most [`HOT`]) slots, as hot keys.
+fn every_slot(keys: &KeyCols<'_>, slots: usize) -> ([HotKey; HOT], usize) {
+    let mut hot = [HotKey::default(); HOT];
+    for (slot, h) in hot.iter_mut().enumerate().take(slots) {
+        let (a, b) = match *keys {
+            KeyCols::Pair {
+                a_lo, b_lo, b_span, ..
+            } => (
+                a_lo.wrapping_add((slot / b_span) as u8),
+                b_lo.wrapping_add((slot % b_span) as u8),
+            ),
+            _ => (slot as u8, 0),
+        };
+        *h = HotKey { slot, a, b };
+    }
+    (hot, slots.min(HOT))
 }
 
 /// The first distinct slots (up to [`HOT`]) among the first counted rows
@@ -290,35 +370,87 @@ sum_leaf!(
     f64,
     __m512d,
     _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_maskz_loadu_pd,
     _mm512_mask_add_pd,
+    |p| _mm512_loadu_pd(p),
+    |k, p| _mm512_maskz_loadu_pd(k, p),
     |acc, sums, at| *acc = _mm512_loadu_pd(sums.as_ptr().add(at)),
     |acc, sums, at| _mm512_storeu_pd(sums.as_mut_ptr().add(at), acc)
 );
-sum_leaf!(
+
+/// An integer leaf: eight rows loaded (and widened to 64 bits) per vector,
+/// each hot slot's 64-bit lanes reduced into its one sum at the end of a
+/// chunk (integer sums wrap, so any order gives the same sum).
+macro_rules! int_leaf {
+    ($name:ident, $t:ty, $sum:ty, |$pf:ident| $full:expr, |$pk:ident, $pp:ident| $part:expr) => {
+        sum_leaf!(
+            $name,
+            $t,
+            __m512i,
+            _mm512_setzero_si512,
+            _mm512_mask_add_epi64,
+            |$pf| $full,
+            |$pk, $pp| $part,
+            |acc, sums, at| {
+                let _ = (acc, sums, at);
+            },
+            |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as $sum)
+        );
+    };
+}
+
+int_leaf!(
     sum_i64,
     i64,
-    __m512i,
-    _mm512_setzero_si512,
-    _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi64,
-    _mm512_mask_add_epi64,
-    |acc, sums, at| {
-        let _ = (acc, sums, at);
-    },
-    |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc))
+    i64,
+    |p| _mm512_loadu_si512(p.cast()),
+    |k, p| _mm512_maskz_loadu_epi64(k, p.cast())
 );
-sum_leaf!(
+int_leaf!(
     sum_u64,
     u64,
-    __m512i,
-    _mm512_setzero_si512,
-    _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi64,
-    _mm512_mask_add_epi64,
-    |acc, sums, at| {
-        let _ = (acc, sums, at);
-    },
-    |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as u64)
+    u64,
+    |p| _mm512_loadu_si512(p.cast()),
+    |k, p| _mm512_maskz_loadu_epi64(k, p.cast())
+);
+int_leaf!(
+    sum_i32,
+    i32,
+    i64,
+    |p| _mm512_cvtepi32_epi64(_mm256_loadu_si256(p.cast())),
+    |k, p| _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, p.cast()))
+);
+int_leaf!(
+    sum_u32,
+    u32,
+    u64,
+    |p| _mm512_cvtepu32_epi64(_mm256_loadu_si256(p.cast())),
+    |k, p| _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(k, p.cast()))
+);
+int_leaf!(
+    sum_i16,
+    i16,
+    i64,
+    |p| _mm512_cvtepi16_epi64(_mm_loadu_si128(p.cast())),
+    |k, p| _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(k, p.cast()))
+);
+int_leaf!(
+    sum_u16,
+    u16,
+    u64,
+    |p| _mm512_cvtepu16_epi64(_mm_loadu_si128(p.cast())),
+    |k, p| _mm512_cvtepu16_epi64(_mm_maskz_loadu_epi16(k, p.cast()))
+);
+int_leaf!(
+    sum_i8,
+    i8,
+    i64,
+    |p| _mm512_cvtepi8_epi64(_mm_loadl_epi64(p.cast())),
+    |k, p| _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast()))
+);
+int_leaf!(
+    sum_u8,
+    u8,
+    u64,
+    |p| _mm512_cvtepu8_epi64(_mm_loadl_epi64(p.cast())),
+    |k, p| _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast()))
 );
