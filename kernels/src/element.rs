@@ -65,6 +65,7 @@ pub trait Element: Num {
         table: &mut crate::arch::scalar::grouped::Table<'_, Self>,
         keys: crate::arch::scalar::grouped::KeyCols<'_>,
         values: &[&[Self]],
+        weights: crate::arch::scalar::grouped::Weights<'_, '_>,
         m: RowMask<'_>,
     ) -> bool;
 }
@@ -122,6 +123,7 @@ macro_rules! element {
                 table: &mut crate::arch::scalar::grouped::Table<'_, $t>,
                 keys: crate::arch::scalar::grouped::KeyCols<'_>,
                 values: &[&[$t]],
+                weights: crate::arch::scalar::grouped::Weights<'_, '_>,
                 m: RowMask<'_>,
             ) -> bool {
                 $(
@@ -133,7 +135,9 @@ macro_rules! element {
                         // lengths and the mask, and made a sums-only table
                         // with the lanes the leaf needs.
                         unsafe {
-                            crate::arch::x86_64::avx512::grouped::$group(table, keys, values, m, n)
+                            crate::arch::x86_64::avx512::grouped::$group(
+                                table, keys, values, weights, m, n,
+                            )
                         };
                         return true;
                     }

@@ -376,6 +376,7 @@ where
                     .map(|_| r.next() | r.next())
                     .collect();
                 let (v, p) = (&vals[off..], &prod[off..]);
+                let wts: Vec<u16> = (0..n).map(|_| r.next() as u16).collect();
                 let u8k: Vec<u8> = codes[off..].iter().map(|&c| c as u8).collect();
                 // Pairs over 'a'.. by 0..3: the slot is a * 3 + b.
                 let span = slots.min(3);
@@ -398,6 +399,11 @@ where
                     ] {
                         let mut t = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
                         k.group_add(&mut t, keys, &[v, p], Selection::Bitmap(bits))
+                            .unwrap();
+                        // The same columns, the second weighted.
+                        let mut tw = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
+                        let wsel = Selection::Bitmap(bits);
+                        k.group_add_weighted(&mut tw, keys, &[v, p], &[None, Some(&wts)], wsel)
                             .unwrap();
                         for c in 0..slots {
                             let slot = match keys {
@@ -426,6 +432,11 @@ where
                             assert_eq!(t.count(slot), rows.len() as u64, "{what}");
                             assert_eq!(t.sum(slot, 0).into(), sv, "{what}");
                             assert_eq!(t.sum(slot, 1).into(), sp, "{what}");
+                            let spw =
+                                wrap(rows.iter().map(|&i| p[i].into() * i128::from(wts[i])).sum());
+                            assert_eq!(tw.count(slot), rows.len() as u64, "{what}");
+                            assert_eq!(tw.sum(slot, 0).into(), sv, "{what}");
+                            assert_eq!(tw.sum(slot, 1).into(), spw, "{what} weighted");
                         }
                     }
                 }
@@ -452,4 +463,91 @@ fn small_layouts_i32_u32_i64_u64() {
     small_layouts::<u32>(16);
     small_layouts::<i64>(17);
     small_layouts::<u64>(18);
+}
+
+/// Weighted float sums: every level equals the scalar twin bit for bit
+/// (one rounding per product, the lanes' order kept), over layouts small
+/// and large and every mask kind.
+#[test]
+fn weighted_floats_every_level_equals_scalar() {
+    let mut r = Rng(41);
+    let s = Kernels::scalar();
+    let lens: &[usize] = if cfg!(miri) {
+        &[0, 70]
+    } else {
+        &[0, 5, 64, 200, 4097, 9001]
+    };
+    for &n in lens {
+        let v: Vec<f64> = column(Pattern::Any, n, n as u64);
+        let f: Vec<f32> = column(Pattern::Edges, n, n as u64 ^ 3);
+        let wts: Vec<u16> = (0..n).map(|_| r.next() as u16).collect();
+        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
+            .map(|_| r.next() | r.next())
+            .collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        for slots in [3usize, 200] {
+            let codes: Vec<u8> = (0..n).map(|_| r.below(slots as u64) as u8).collect();
+            let g = Groups::u8(slots).unwrap();
+            let masks: [Mask<'_>; 3] = [
+                Mask::ALL,
+                Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&sel, 3))),
+                Mask::ALL.select(Selection::Rows(&rows)),
+            ];
+            for mask in masks {
+                let w: &[Option<&[u16]>] = &[Some(&wts), None];
+                let mut want = GroupTable::<f64>::new(g, 2, Aggs::SUM).unwrap();
+                s.group_add_weighted(&mut want, Keys::U8(&codes), &[&v, &v], w, mask)
+                    .unwrap();
+                let mut want32 = GroupTable::<f32>::new(g, 1, Aggs::SUM).unwrap();
+                s.group_add_weighted(&mut want32, Keys::U8(&codes), &[&f], &[Some(&wts)], mask)
+                    .unwrap();
+                for k in Kernels::supported() {
+                    let mut got = GroupTable::<f64>::new(g, 2, Aggs::SUM).unwrap();
+                    k.group_add_weighted(&mut got, Keys::U8(&codes), &[&v, &v], w, mask)
+                        .unwrap();
+                    assert!(
+                        same_tables(&got, &want),
+                        "{} n {n} slots {slots}",
+                        k.level()
+                    );
+                    let mut got = GroupTable::<f32>::new(g, 1, Aggs::SUM).unwrap();
+                    k.group_add_weighted(&mut got, Keys::U8(&codes), &[&f], &[Some(&wts)], mask)
+                        .unwrap();
+                    assert!(
+                        same_tables(&got, &want32),
+                        "{} f32 n {n} slots {slots}",
+                        k.level()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_weights_are_errors() {
+    let g = Groups::u8(4).unwrap();
+    let (codes, v, w) = ([1u8; 10], [2i32; 10], [3u16; 10]);
+    let mut t = GroupTable::<i32>::new(g, 1, Aggs::SUM).unwrap();
+    assert!(matches!(
+        t.add_weighted(Keys::U8(&codes), &[&v], &[], None),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        t.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w[..9])], None),
+        Err(Error::ColumnLength {
+            column: 0,
+            len: 9,
+            ..
+        })
+    ));
+    assert_eq!(t.count(1), 0, "nothing is added before an error");
+    t.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w)], None)
+        .unwrap();
+    assert_eq!((t.count(1), t.sum(1, 0)), (10, 60));
+    let mut mm = GroupTable::<i32>::new(g, 1, Aggs::SUM | Aggs::MAX).unwrap();
+    assert!(matches!(
+        mm.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w)], None),
+        Err(Error::InvalidArgument { .. })
+    ));
 }

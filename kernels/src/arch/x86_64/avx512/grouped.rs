@@ -18,7 +18,7 @@
 //! equal the scalar twin's bit for bit.
 
 use crate::arch::mask::RowMask;
-use crate::arch::scalar::grouped::{KeyCols, Table};
+use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
 use core::arch::x86_64::*;
 
 /// Slots kept in registers.
@@ -112,6 +112,8 @@ unsafe fn load_keys(p: *const u8, full: bool, w: u64) -> __m512i {
 macro_rules! sum_leaf {
     ($name:ident, $t:ty, $vec:ty, $zero:ident, $madd:ident,
      |$pf:ident| $load_full:expr, |$pk:ident, $pp:ident| $load_part:expr,
+     |$wx:ident, $wv:ident| $weigh:expr,
+     $byte_sums:literal, |$bacc:ident, $bx:ident, $bm:ident| $block:expr,
      |$acc:ident, $sums:ident, $at:ident| $fetch:expr, |$acc2:ident, $sums2:ident, $at2:ident|
      $put:expr) => {
         /// Adds the rows `m` counts to their slots' counts and sums (see
@@ -121,7 +123,9 @@ macro_rules! sum_leaf {
         /// The CPU supports AVX-512 (F, BW); `keys` is `U8` or `Pair` and,
         /// like every column of `values`, has `n` rows, each key in the
         /// table's layout; `m` covers `n` rows; `t` keeps sums and neither
-        /// min nor max, with `t.lanes` 8 for floats and 1 for integers.
+        /// min nor max, with `t.lanes` 8 for floats and 1 for integers;
+        /// `weights` is empty or has one entry per column, each weight column
+        /// `n` rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
@@ -129,39 +133,70 @@ macro_rules! sum_leaf {
             t: &mut Table<'_, $t>,
             keys: KeyCols<'_>,
             values: &[&[$t]],
+            weights: Weights<'_, '_>,
             m: RowMask<'_>,
             n: usize,
         ) {
             /// One column's pass over blocks `c0..c1` for the `H` hot slots
             /// `active` names, adding into `acc[..H]` (`H` a constant, so
-            /// the accumulators stay in registers).
+            /// the accumulators stay in registers), each value times its
+            /// weight in `wts` if `WT`.
             ///
             /// # Safety
-            /// AVX-512 is enabled; `col` has `n` rows and the blocks are
-            /// inside it.
+            /// AVX-512 is enabled; `col` (and `wts` if `WT`) has `n` rows
+            /// and the blocks are inside it.
             #[inline(always)]
-            unsafe fn col_pass<const H: usize>(
+            unsafe fn col_pass<const H: usize, const WT: bool>(
                 col: &[$t],
+                wts: &[u16],
                 (c0, c1, n): (usize, usize, usize),
                 masks: &[[u64; HOT]; CHUNK_BLOCKS],
                 active: &[usize; HOT],
-                acc: &mut [$vec; HOT],
+                sums: &mut [$vec; HOT],
             ) {
+                // Local accumulators, never addressed, so they live in
+                // registers (through `sums` every add would go to memory).
+                let mut acc: [$vec; H] = core::array::from_fn(|h| sums[h]);
                 for b in c0..c1 {
                     let l = lim(n, b);
                     // SAFETY: block `b` is inside `col`; a partial block's
                     // loads are masked to its rows.
                     let base = unsafe { col.as_ptr().add(b * 64) };
                     let hm = &masks[b - c0];
-                    let mut k = [0u64; H];
+                    if $byte_sums && !WT {
+                        // One-byte values: a slot's 64 rows in one masked
+                        // move and one sum of absolute differences (eight
+                        // 64-bit sums of eight bytes each).
+                        // SAFETY: a full block has 64 bytes at `base`; a
+                        // partial one is loaded under its rows' mask.
+                        unsafe {
+                            let x = if l == !0 {
+                                _mm512_loadu_si512(base.cast())
+                            } else {
+                                _mm512_maskz_loadu_epi8(l, base.cast())
+                            };
+                            for h in 0..H {
+                                let $bacc = &mut acc[h];
+                                let ($bx, $bm) = (x, hm[active[h]]);
+                                $block;
+                            }
+                        }
+                        continue;
+                    }
+                    // The mask bytes, read from memory per use (a shift of
+                    // a mask register per use would queue on its ports).
+                    // SAFETY: `[u64; HOT]` is `8 * HOT` initialised bytes.
+                    let bytes: &[u8; 8 * HOT] = unsafe { &*hm.as_ptr().cast() };
+                    let mut at = [0usize; H];
                     for h in 0..H {
-                        k[h] = hm[active[h]];
+                        // Byte j of a little-endian word is bits 8j..8j+8.
+                        at[h] = active[h] * 8;
                     }
                     for j in 0..8 {
                         let p = base.wrapping_add(8 * j);
                         // SAFETY: as above; eight rows from `p` exist in a
                         // full block, the mask names the existing ones else.
-                        let x = unsafe {
+                        let mut x = unsafe {
                             if l == !0 {
                                 let $pf = p;
                                 $load_full
@@ -170,12 +205,27 @@ macro_rules! sum_leaf {
                                 $load_part
                             }
                         };
+                        if WT {
+                            // SAFETY: as for the values: `wts` has the rows
+                            // `col` has.
+                            unsafe {
+                                let q = wts.as_ptr().add(b * 64 + 8 * j);
+                                let $wv = _mm512_cvtepu16_epi64(if l == !0 {
+                                    _mm_loadu_si128(q.cast())
+                                } else {
+                                    _mm_maskz_loadu_epi16((l >> (8 * j)) as u8, q.cast())
+                                });
+                                let $wx = x;
+                                x = $weigh;
+                            }
+                        }
                         for h in 0..H {
                             // SAFETY: AVX-512 is enabled (the contract).
-                            acc[h] = unsafe { $madd(acc[h], (k[h] >> (8 * j)) as u8, acc[h], x) };
+                            acc[h] = unsafe { $madd(acc[h], bytes[at[h] + j], acc[h], x) };
                         }
                     }
                 }
+                sums[..H].copy_from_slice(&acc);
             }
 
             let blocks = n.div_ceil(64);
@@ -193,7 +243,14 @@ macro_rules! sum_leaf {
                 let c1 = blocks.min(c0 + CHUNK_BLOCKS);
                 if scalar_rest {
                     // The rest of the call in one go: the scalar twin.
-                    crate::arch::scalar::grouped::add_range(t, keys, values, m, c0 * 64, n);
+                    crate::arch::scalar::grouped::add_range(
+                        t,
+                        keys,
+                        (values, weights),
+                        m,
+                        c0 * 64,
+                        n,
+                    );
                     break;
                 }
                 // Pass A: the hot slots' masks and counts; the other rows
@@ -219,7 +276,7 @@ macro_rules! sum_leaf {
                     while rest != 0 {
                         let i = b * 64 + rest.trailing_zeros() as usize;
                         let slot = keys.slot(i);
-                        t.add_row(slot, i, values);
+                        t.add_row(slot, i, values, weights);
                         others += 1;
                         if n_hot + n_pending < HOT
                             && !pending[..n_pending].iter().any(|p| p.slot == slot)
@@ -256,15 +313,39 @@ macro_rules! sum_leaf {
                             $fetch;
                         }
                         let span = (c0, c1, n);
-                        match n_active {
-                            1 => col_pass::<1>(col, span, &masks, &active, &mut acc),
-                            2 => col_pass::<2>(col, span, &masks, &active, &mut acc),
-                            3 => col_pass::<3>(col, span, &masks, &active, &mut acc),
-                            4 => col_pass::<4>(col, span, &masks, &active, &mut acc),
-                            5 => col_pass::<5>(col, span, &masks, &active, &mut acc),
-                            6 => col_pass::<6>(col, span, &masks, &active, &mut acc),
-                            7 => col_pass::<7>(col, span, &masks, &active, &mut acc),
-                            _ => col_pass::<8>(col, span, &masks, &active, &mut acc),
+                        macro_rules! pass {
+                            ($wt:literal, $wc:expr) => {
+                                match n_active {
+                                    1 => col_pass::<1, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    2 => col_pass::<2, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    3 => col_pass::<3, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    4 => col_pass::<4, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    5 => col_pass::<5, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    6 => col_pass::<6, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    7 => col_pass::<7, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                    _ => col_pass::<8, $wt>(
+                                        col, $wc, span, &masks, &active, &mut acc,
+                                    ),
+                                }
+                            };
+                        }
+                        match weights.get(c) {
+                            Some(Some(wc)) => pass!(true, wc),
+                            _ => pass!(false, &[]),
                         }
                         for h in 0..n_active {
                             let $acc2 = acc[h];
@@ -373,6 +454,11 @@ sum_leaf!(
     _mm512_mask_add_pd,
     |p| _mm512_loadu_pd(p),
     |k, p| _mm512_maskz_loadu_pd(k, p),
+    |x, w| _mm512_mul_pd(x, _mm512_cvtepi64_pd(w)),
+    false,
+    |acc, x, m| {
+        let _ = (acc, x, m);
+    },
     |acc, sums, at| *acc = _mm512_loadu_pd(sums.as_ptr().add(at)),
     |acc, sums, at| _mm512_storeu_pd(sums.as_mut_ptr().add(at), acc)
 );
@@ -382,6 +468,10 @@ sum_leaf!(
 /// chunk (integer sums wrap, so any order gives the same sum).
 macro_rules! int_leaf {
     ($name:ident, $t:ty, $sum:ty, |$pf:ident| $full:expr, |$pk:ident, $pp:ident| $part:expr) => {
+        int_leaf!($name, $t, $sum, |$pf| $full, |$pk, $pp| $part, false);
+    };
+    ($name:ident, $t:ty, $sum:ty, |$pf:ident| $full:expr, |$pk:ident, $pp:ident| $part:expr,
+     $byte_sums:literal) => {
         sum_leaf!(
             $name,
             $t,
@@ -390,6 +480,12 @@ macro_rules! int_leaf {
             _mm512_mask_add_epi64,
             |$pf| $full,
             |$pk, $pp| $part,
+            |x, w| _mm512_mullo_epi64(x, w),
+            $byte_sums,
+            |acc, x, m| *acc = _mm512_add_epi64(
+                *acc,
+                _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, x), _mm512_setzero_si512())
+            ),
             |acc, sums, at| {
                 let _ = (acc, sums, at);
             },
@@ -452,5 +548,6 @@ int_leaf!(
     u8,
     u64,
     |p| _mm512_cvtepu8_epi64(_mm_loadl_epi64(p.cast())),
-    |k, p| _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast()))
+    |k, p| _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast())),
+    true
 );
