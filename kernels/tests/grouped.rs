@@ -400,10 +400,12 @@ where
                         let mut t = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
                         k.group_add(&mut t, keys, &[v, p], Selection::Bitmap(bits))
                             .unwrap();
-                        // The same columns, the second weighted.
-                        let mut tw = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
+                        // The same columns and the first again, the last two
+                        // weighted (three columns: one fused pass).
+                        let mut tw = GroupTable::<T>::new(groups, 3, Aggs::SUM).unwrap();
                         let wsel = Selection::Bitmap(bits);
-                        k.group_add_weighted(&mut tw, keys, &[v, p], &[None, Some(&wts)], wsel)
+                        let ws: &[Option<&[u16]>] = &[None, Some(&wts), Some(&wts)];
+                        k.group_add_weighted(&mut tw, keys, &[v, p, v], ws, wsel)
                             .unwrap();
                         for c in 0..slots {
                             let slot = match keys {
@@ -437,6 +439,9 @@ where
                             assert_eq!(tw.count(slot), rows.len() as u64, "{what}");
                             assert_eq!(tw.sum(slot, 0).into(), sv, "{what}");
                             assert_eq!(tw.sum(slot, 1).into(), spw, "{what} weighted");
+                            let svw =
+                                wrap(rows.iter().map(|&i| v[i].into() * i128::from(wts[i])).sum());
+                            assert_eq!(tw.sum(slot, 2).into(), svw, "{what} weighted");
                         }
                     }
                 }

@@ -7,7 +7,8 @@
 //! with the row mask), whose popcount is the slot's count and whose bytes
 //! mask the adds of the block's eight value vectors into the slot's
 //! accumulator. A chunk's column pass runs only the hot slots that have
-//! rows in the chunk, their count a constant of the loop. Rows of other
+//! rows in the chunk, their count a constant of the loop, and takes up to
+//! three columns at once, so each mask is loaded once for all of them. Rows of other
 //! slots go to the table one at a time (the scalar twin's row update), and
 //! the first slots seen among them join the hot set after each chunk; when
 //! the hot set is full and other slots still hold more than an eighth of a
@@ -137,48 +138,51 @@ macro_rules! sum_leaf {
             m: RowMask<'_>,
             n: usize,
         ) {
-            /// One column's pass over blocks `c0..c1` for the `H` hot slots
-            /// `active` names, adding into `acc[..H]` (`H` a constant, so
-            /// the accumulators stay in registers), each value times its
-            /// weight in `wts` if `WT`.
+            /// One pass over blocks `c0..c1` for `C` columns at once and the
+            /// `H` hot slots `active` names (both constants, so the
+            /// accumulators stay in registers): each block's values are
+            /// loaded once per column and each mask once for all `C`
+            /// columns; a column with a weight adds value times weight.
             ///
             /// # Safety
-            /// AVX-512 is enabled; `col` (and `wts` if `WT`) has `n` rows
-            /// and the blocks are inside it.
+            /// AVX-512 is enabled; every column of `cols` (and each weight
+            /// column) has `n` rows and the blocks are inside it.
             #[inline(always)]
-            unsafe fn col_pass<const H: usize, const WT: bool>(
-                col: &[$t],
-                wts: &[u16],
+            unsafe fn col_pass<const H: usize, const C: usize>(
+                cols: [&[$t]; C],
+                wts: [Option<&[u16]>; C],
                 (c0, c1, n): (usize, usize, usize),
                 masks: &[[u64; HOT]; CHUNK_BLOCKS],
                 active: &[usize; HOT],
-                sums: &mut [$vec; HOT],
+                sums: &mut [[$vec; HOT]; 3],
             ) {
                 // Local accumulators, never addressed, so they live in
                 // registers (through `sums` every add would go to memory).
-                let mut acc: [$vec; H] = core::array::from_fn(|h| sums[h]);
+                let mut acc: [[$vec; H]; C] =
+                    core::array::from_fn(|c| core::array::from_fn(|h| sums[c][h]));
+                let weighted = wts.iter().any(Option::is_some);
                 for b in c0..c1 {
                     let l = lim(n, b);
-                    // SAFETY: block `b` is inside `col`; a partial block's
-                    // loads are masked to its rows.
-                    let base = unsafe { col.as_ptr().add(b * 64) };
                     let hm = &masks[b - c0];
-                    if $byte_sums && !WT {
+                    if $byte_sums && !weighted {
                         // One-byte values: a slot's 64 rows in one masked
                         // move and one sum of absolute differences (eight
                         // 64-bit sums of eight bytes each).
-                        // SAFETY: a full block has 64 bytes at `base`; a
-                        // partial one is loaded under its rows' mask.
-                        unsafe {
-                            let x = if l == !0 {
-                                _mm512_loadu_si512(base.cast())
-                            } else {
-                                _mm512_maskz_loadu_epi8(l, base.cast())
-                            };
-                            for h in 0..H {
-                                let $bacc = &mut acc[h];
-                                let ($bx, $bm) = (x, hm[active[h]]);
-                                $block;
+                        for c in 0..C {
+                            // SAFETY: a full block has 64 bytes at `base`; a
+                            // partial one is loaded under its rows' mask.
+                            unsafe {
+                                let base = cols[c].as_ptr().add(b * 64);
+                                let x = if l == !0 {
+                                    _mm512_loadu_si512(base.cast())
+                                } else {
+                                    _mm512_maskz_loadu_epi8(l, base.cast())
+                                };
+                                for h in 0..H {
+                                    let $bacc = &mut acc[c][h];
+                                    let ($bx, $bm) = (x, hm[active[h]]);
+                                    $block;
+                                }
                             }
                         }
                         continue;
@@ -193,39 +197,43 @@ macro_rules! sum_leaf {
                         at[h] = active[h] * 8;
                     }
                     for j in 0..8 {
-                        let p = base.wrapping_add(8 * j);
-                        // SAFETY: as above; eight rows from `p` exist in a
-                        // full block, the mask names the existing ones else.
-                        let mut x = unsafe {
-                            if l == !0 {
+                        let part = (l >> (8 * j)) as u8;
+                        // SAFETY: block `b` is inside every column; eight
+                        // rows from the vector's start exist in a full
+                        // block, the mask names the existing ones else.
+                        let x: [$vec; C] = core::array::from_fn(|c| unsafe {
+                            let p = cols[c].as_ptr().add(b * 64 + 8 * j);
+                            let mut x = if l == !0 {
                                 let $pf = p;
                                 $load_full
                             } else {
-                                let ($pk, $pp) = ((l >> (8 * j)) as u8, p);
+                                let ($pk, $pp) = (part, p);
                                 $load_part
-                            }
-                        };
-                        if WT {
-                            // SAFETY: as for the values: `wts` has the rows
-                            // `col` has.
-                            unsafe {
-                                let q = wts.as_ptr().add(b * 64 + 8 * j);
+                            };
+                            if let Some(w) = wts[c] {
+                                let q = w.as_ptr().add(b * 64 + 8 * j);
                                 let $wv = _mm512_cvtepu16_epi64(if l == !0 {
                                     _mm_loadu_si128(q.cast())
                                 } else {
-                                    _mm_maskz_loadu_epi16((l >> (8 * j)) as u8, q.cast())
+                                    _mm_maskz_loadu_epi16(part, q.cast())
                                 });
                                 let $wx = x;
                                 x = $weigh;
                             }
-                        }
+                            x
+                        });
                         for h in 0..H {
-                            // SAFETY: AVX-512 is enabled (the contract).
-                            acc[h] = unsafe { $madd(acc[h], bytes[at[h] + j], acc[h], x) };
+                            let k = bytes[at[h] + j];
+                            for c in 0..C {
+                                // SAFETY: AVX-512 is enabled (the contract).
+                                acc[c][h] = unsafe { $madd(acc[c][h], k, acc[c][h], x[c]) };
+                            }
                         }
                     }
                 }
-                sums[..H].copy_from_slice(&acc);
+                for c in 0..C {
+                    sums[c][..H].copy_from_slice(&acc[c]);
+                }
             }
 
             let blocks = n.div_ceil(64);
@@ -297,63 +305,75 @@ macro_rules! sum_leaf {
                         n_active += 1;
                     }
                 }
-                // Pass B: each column's hot sums, in registers over the chunk.
-                for (c, col) in values.iter().enumerate() {
-                    if n_active == 0 {
-                        break;
-                    }
+                // Pass B: the columns' hot sums, in registers over the
+                // chunk, up to three columns a pass (two with more than five
+                // hot slots, so the accumulators fit the registers).
+                let run = if n_active <= 5 { 3 } else { 2 };
+                let mut c = 0;
+                while c < values.len() && n_active > 0 {
+                    let k = run.min(values.len() - c);
+                    let wt = |i: usize| weights.get(c + i).copied().flatten();
                     // SAFETY: AVX-512 is enabled; the chunk's blocks are
-                    // inside `col` (n rows); `at` indexes the table's lanes.
+                    // inside every column (n rows); `at` indexes the
+                    // table's lanes.
                     unsafe {
-                        let mut acc = [$zero(); HOT];
-                        for h in 0..n_active {
-                            let $acc = &mut acc[h];
-                            let $sums = &*t.sums;
-                            let $at = (hot[active[h]].slot * t.columns + c) * t.lanes;
-                            $fetch;
+                        let mut acc = [[$zero(); HOT]; 3];
+                        for i in 0..k {
+                            for h in 0..n_active {
+                                let $acc = &mut acc[i][h];
+                                let $sums = &*t.sums;
+                                let $at = (hot[active[h]].slot * t.columns + c + i) * t.lanes;
+                                $fetch;
+                            }
                         }
                         let span = (c0, c1, n);
                         macro_rules! pass {
-                            ($wt:literal, $wc:expr) => {
+                            ($k:literal) => {{
+                                let cols: [&[$t]; $k] = core::array::from_fn(|i| values[c + i]);
+                                let wts: [Option<&[u16]>; $k] = core::array::from_fn(wt);
                                 match n_active {
-                                    1 => col_pass::<1, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    1 => col_pass::<1, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    2 => col_pass::<2, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    2 => col_pass::<2, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    3 => col_pass::<3, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    3 => col_pass::<3, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    4 => col_pass::<4, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    4 => col_pass::<4, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    5 => col_pass::<5, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    5 => col_pass::<5, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    6 => col_pass::<6, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    6 => col_pass::<6, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    7 => col_pass::<7, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    7 => col_pass::<7, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
-                                    _ => col_pass::<8, $wt>(
-                                        col, $wc, span, &masks, &active, &mut acc,
+                                    _ => col_pass::<8, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
                                     ),
                                 }
-                            };
+                            }};
                         }
-                        match weights.get(c) {
-                            Some(Some(wc)) => pass!(true, wc),
-                            _ => pass!(false, &[]),
+                        match k {
+                            1 => pass!(1),
+                            2 => pass!(2),
+                            _ => pass!(3),
                         }
-                        for h in 0..n_active {
-                            let $acc2 = acc[h];
-                            let $sums2 = &mut *t.sums;
-                            let $at2 = (hot[active[h]].slot * t.columns + c) * t.lanes;
-                            $put;
+                        for i in 0..k {
+                            for h in 0..n_active {
+                                let $acc2 = acc[i][h];
+                                let $sums2 = &mut *t.sums;
+                                let $at2 = (hot[active[h]].slot * t.columns + c + i) * t.lanes;
+                                $put;
+                            }
                         }
                     }
+                    c += k;
                 }
                 hot[n_hot..n_hot + n_pending].copy_from_slice(&pending[..n_pending]);
                 n_hot += n_pending;
