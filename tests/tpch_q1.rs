@@ -69,7 +69,7 @@ fn generator_matches_dbgen() {
     ];
     for (i, &(q, d, t, date)) in want.iter().enumerate() {
         assert_eq!(
-            (l.quantity[i] / 100, l.discount[i], l.tax[i]),
+            (l.quantity[i], l.discount[i], l.tax[i]),
             (q, d, t),
             "row {i}"
         );
@@ -87,9 +87,9 @@ fn generator_follows_dbgens_rules() {
     let cutoff = lineitem::CURRENT_DATE;
     for i in 0..l.len() {
         let (q, p) = (l.quantity[i], l.extendedprice[i]);
-        assert!((100..=5000).contains(&q) && q % 100 == 0, "row {i}");
+        assert!((1..=50).contains(&q), "row {i}");
         assert_eq!(
-            p % (q / 100),
+            p % i32::from(q),
             0,
             "row {i}: price is quantity times a retail price"
         );
@@ -134,7 +134,7 @@ fn plan_equals_the_oracle_at_every_width() {
     for w in [1, 2, 3] {
         let (rt, checked) = (runtime(w), plan::Checked::new(&l).unwrap());
         assert_eq!(plan::q1(&rt, checked).unwrap(), want, "width {w}");
-        assert_eq!(plan::q1_grouped(&rt, checked).unwrap(), want, "width {w}");
+        assert_eq!(plan::q1_scalar(&rt, checked).unwrap(), want, "width {w}");
     }
 }
 
@@ -159,7 +159,7 @@ fn plan_handles_empty_and_unselected_input() {
     assert_eq!((a.count(), a.rows.len()), (1, 1));
     assert_eq!(a, q1::oracle(&l));
     assert_eq!(
-        plan::q1_grouped(&rt, plan::Checked::new(&l).unwrap()).unwrap(),
+        plan::q1_scalar(&rt, plan::Checked::new(&l).unwrap()).unwrap(),
         a
     );
 }
@@ -174,4 +174,22 @@ fn plan_refuses_bad_columns() {
     l.returnflag[5] = 3;
     let e = plan::Checked::new(&l).unwrap_err();
     assert!(e.to_string().contains("l_returnflag row 5"), "{e}");
+    // Values outside the ranges the plans compute in.
+    let good = lineitem::generate(Scale::new(0.001).unwrap(), 1);
+    let mut l = good.clone();
+    l.extendedprice[9] = lineitem::MAX_EXTENDEDPRICE + 1;
+    let e = plan::Checked::new(&l).unwrap_err();
+    assert!(e.to_string().contains("l_extendedprice row 9"), "{e}");
+    let mut l = good.clone();
+    l.discount[3] = 11;
+    let e = plan::Checked::new(&l).unwrap_err();
+    assert!(e.to_string().contains("l_discount row 3"), "{e}");
+    let mut l = good.clone();
+    l.quantity[4] = 0;
+    let e = plan::Checked::new(&l).unwrap_err();
+    assert!(e.to_string().contains("l_quantity row 4"), "{e}");
+    let mut l = good;
+    l.tax[2] = 9;
+    let e = plan::Checked::new(&l).unwrap_err();
+    assert!(e.to_string().contains("l_tax row 2"), "{e}");
 }

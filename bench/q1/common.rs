@@ -3,9 +3,10 @@
 //! `tpch_q1_keel` and `tpch_q1_rayon` (a process has one global allocator,
 //! so the keel and the rayon contenders are two programs).
 //!
-//! A data directory holds one raw little-endian file per column
-//! (`l_quantity.i64`, `l_extendedprice.i64`, `l_discount.i64`, `l_tax.i64`,
-//! `l_returnflag.u8`, `l_linestatus.u8`, `l_shipdate.i32`) and `answer.txt`,
+//! A data directory holds one raw little-endian file per column, in the
+//! generator's narrow layout (`l_quantity.u8`, `l_extendedprice.i32`,
+//! `l_discount.u8`, `l_tax.u8`, `l_returnflag.u8`, `l_linestatus.u8`,
+//! `l_shipdate.i32`: 13 bytes a row) and `answer.txt`,
 //! the oracle's answer in [`canonical`] form. The DuckDB contender reads the
 //! same files.
 
@@ -22,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The answer as exact integers, one group a line: flag, status, count,
-/// then the sums in their units (hundredths, cents, hundredths,
+/// then the sums in their units (whole items, cents, hundredths,
 /// ten-thousandths, millionths). Every contender prints this.
 pub fn canonical(a: &Answer) -> String {
     let mut s = String::new();
@@ -74,16 +75,12 @@ pub fn generate(sf: f64, dir: &Path) {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let l = lineitem::generate(scale, threads);
     std::fs::create_dir_all(dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
-    write_col(dir, "l_quantity.i64", &l.quantity, |x| {
+    write_col(dir, "l_quantity.u8", &l.quantity, |x| vec![x]);
+    write_col(dir, "l_extendedprice.i32", &l.extendedprice, |x| {
         x.to_le_bytes().to_vec()
     });
-    write_col(dir, "l_extendedprice.i64", &l.extendedprice, |x| {
-        x.to_le_bytes().to_vec()
-    });
-    write_col(dir, "l_discount.i64", &l.discount, |x| {
-        x.to_le_bytes().to_vec()
-    });
-    write_col(dir, "l_tax.i64", &l.tax, |x| x.to_le_bytes().to_vec());
+    write_col(dir, "l_discount.u8", &l.discount, |x| vec![x]);
+    write_col(dir, "l_tax.u8", &l.tax, |x| vec![x]);
     write_col(dir, "l_returnflag.u8", &l.returnflag, |x| vec![x]);
     write_col(dir, "l_linestatus.u8", &l.linestatus, |x| vec![x]);
     write_col(dir, "l_shipdate.i32", &l.shipdate, |x| {
@@ -96,10 +93,10 @@ pub fn generate(sf: f64, dir: &Path) {
 /// Reads the columns back.
 pub fn load(dir: &Path) -> Lineitem {
     let l = Lineitem {
-        quantity: read_col(dir, "l_quantity.i64", i64::from_le_bytes),
-        extendedprice: read_col(dir, "l_extendedprice.i64", i64::from_le_bytes),
-        discount: read_col(dir, "l_discount.i64", i64::from_le_bytes),
-        tax: read_col(dir, "l_tax.i64", i64::from_le_bytes),
+        quantity: read_col(dir, "l_quantity.u8", |[b]| b),
+        extendedprice: read_col(dir, "l_extendedprice.i32", i32::from_le_bytes),
+        discount: read_col(dir, "l_discount.u8", |[b]| b),
+        tax: read_col(dir, "l_tax.u8", |[b]| b),
         returnflag: read_col(dir, "l_returnflag.u8", |[b]| b),
         linestatus: read_col(dir, "l_linestatus.u8", |[b]| b),
         shipdate: read_col(dir, "l_shipdate.i32", i32::from_le_bytes),

@@ -1,19 +1,22 @@
 """TPC-H Q1's DuckDB contender: one process, the same generated columns.
 
 Loads the raw column files of a data directory (see bench/q1/common.rs)
-into an in-memory DuckDB table in the schema's types (DECIMAL(15,2), whose
-physical type at that width is the same int64 of hundredths the other
-contenders read; ENUM flags, DuckDB's dictionary codes, u8 here too; DATE,
-int32 days), outside the timing, then runs the standard Q1 text with
-`SET threads` to the same count as the others. Checks every answer against
-the oracle's answer.txt (counts and sums exactly, averages within a
-relative 1e-9) and prints one RESULT line as the Rust contenders do.
+into an in-memory DuckDB table of the same narrow types the other
+contenders read: UTINYINT quantity (whole items), discount and tax
+(hundredths); INTEGER extendedprice (cents); ENUM flags (DuckDB's
+dictionary codes, one byte); DATE (int32 days). Outside the timing. Then
+runs Q1 in those units (the decimal arithmetic of the standard text, on
+integers: `price * (100 - discount)` is ten-thousandths, the charge
+millionths; the charge's product is BIGINT, as the others compute it in
+64 bits) with `SET threads` to the same count as the others. Checks every
+answer against the oracle's answer.txt (counts and sums exactly, averages
+within a relative 1e-9) and prints one RESULT line as the Rust contenders
+do.
 
     python bench/q1/duckdb_q1.py --dir bench/target/q1/sf1 --threads 2 --reps 5
 """
 
 import argparse
-import decimal
 import os
 import sys
 import time
@@ -25,8 +28,8 @@ Q1 = """
 select l_returnflag, l_linestatus,
        sum(l_quantity) as sum_qty,
        sum(l_extendedprice) as sum_base_price,
-       sum(l_extendedprice * (1 - l_discount)) as sum_disc_price,
-       sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) as sum_charge,
+       sum(l_extendedprice * (100 - l_discount)) as sum_disc_price,
+       sum(l_extendedprice * (100 - l_discount) * (100 + l_tax)::bigint) as sum_charge,
        avg(l_quantity) as avg_qty,
        avg(l_extendedprice) as avg_price,
        avg(l_discount) as avg_disc,
@@ -40,10 +43,10 @@ order by l_returnflag, l_linestatus
 
 def load(con, d):
     cols = {
-        "q": np.fromfile(os.path.join(d, "l_quantity.i64"), dtype="<i8"),
-        "p": np.fromfile(os.path.join(d, "l_extendedprice.i64"), dtype="<i8"),
-        "d": np.fromfile(os.path.join(d, "l_discount.i64"), dtype="<i8"),
-        "t": np.fromfile(os.path.join(d, "l_tax.i64"), dtype="<i8"),
+        "q": np.fromfile(os.path.join(d, "l_quantity.u8"), dtype="u1"),
+        "p": np.fromfile(os.path.join(d, "l_extendedprice.i32"), dtype="<i4"),
+        "d": np.fromfile(os.path.join(d, "l_discount.u8"), dtype="u1"),
+        "t": np.fromfile(os.path.join(d, "l_tax.u8"), dtype="u1"),
         "rf": np.fromfile(os.path.join(d, "l_returnflag.u8"), dtype="u1"),
         "ls": np.fromfile(os.path.join(d, "l_linestatus.u8"), dtype="u1"),
         "sd": np.fromfile(os.path.join(d, "l_shipdate.i32"), dtype="<i4"),
@@ -54,10 +57,10 @@ def load(con, d):
     con.execute(
         """
         create table lineitem as select
-            cast(q * 0.01 as decimal(15,2)) as l_quantity,
-            cast(p * 0.01 as decimal(15,2)) as l_extendedprice,
-            cast(d * 0.01 as decimal(15,2)) as l_discount,
-            cast(t * 0.01 as decimal(15,2)) as l_tax,
+            cast(q as utinyint) as l_quantity,
+            cast(p as integer) as l_extendedprice,
+            cast(d as utinyint) as l_discount,
+            cast(t as utinyint) as l_tax,
             cast(['A', 'N', 'R'][rf + 1] as returnflag) as l_returnflag,
             cast(['F', 'O'][ls + 1] as linestatus) as l_linestatus,
             date '1970-01-01' + cast(sd as integer) as l_shipdate
@@ -81,20 +84,19 @@ def expected(d):
 def check(got, want):
     if len(got) != len(want):
         sys.exit(f"duckdb: {len(got)} groups, expected {len(want)}")
-    units = decimal.Decimal(10)
     for g, w in zip(got, want):
         rf, ls, sq, sp, sdp, sc, aq, ap, ad, cnt = g
         wrf, wls, wcnt, wq, wp, wd, wdp, wc = w
         exact = [
             (rf, wrf), (ls, wls), (cnt, wcnt),
-            (int(sq * units**2), wq), (int(sp * units**2), wp),
-            (int(sdp * units**4), wdp), (int(sc * units**6), wc),
+            (int(sq), wq), (int(sp), wp), (int(sdp), wdp), (int(sc), wc),
         ]
         for a, b in exact:
             if a != b:
                 sys.exit(f"duckdb: wrong answer in group {rf}{ls}: {a} != {b}")
+        # Averages in the columns' units: items, cents, hundredths.
         for a, b in [(aq, wq), (ap, wp), (ad, wd)]:
-            want_avg = b / 100 / wcnt
+            want_avg = b / wcnt
             if abs(float(a) - want_avg) > 1e-9 * abs(want_avg):
                 sys.exit(f"duckdb: average in group {rf}{ls}: {a} != {want_avg}")
 

@@ -12,7 +12,8 @@
 #
 # Installs DuckDB and NumPy from PyPI into a virtual environment under
 # bench/target/q1/ (pinned: DUCKDB_VERSION, default 2.0.1); generates each
-# scale factor's columns there once (SF 10 is 60 M rows, 2.3 GB).
+# scale factor's columns there once, in the generator's narrow layout (13
+# bytes a row: SF 10 is 60 M rows, 780 MB).
 # Writes the log to bench/results/q1-<date>.log.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,8 +23,8 @@ reps=${REPS:-5}
 threads=${THREADS:-2}
 # read-all is the yardstick: keel's hands streaming the same columns and
 # summing each, nothing else (the bandwidth floor of any Q1 plan);
-# keel-grouped (not run by default) is keel's plan with the kernels'
-# grouped aggregate as its group step.
+# keel-scalar (not run by default) is keel's plan with a scalar group step
+# (a fused loop's) in place of the kernels' grouped sums.
 contenders=(${CONTENDERS:-keel rayon-fused rayon-arrow duckdb read-all})
 data=${Q1_DATA:-bench/target/q1}
 venv=$data/venv
@@ -37,7 +38,8 @@ if [[ " ${contenders[*]} " == *" duckdb "* ]] && [ ! -x "$venv/bin/python" ]; th
   "$venv/bin/pip" install -q "duckdb==${DUCKDB_VERSION:-2.0.1}" numpy >&2
 fi
 for sf in $sfs; do
-  [ -e "$data/sf$sf/answer.txt" ] || "$bin/tpch_q1_keel" --gen "$sf" --dir "$data/sf$sf" >&2
+  [ -e "$data/sf$sf/l_quantity.u8" ] && [ -e "$data/sf$sf/answer.txt" ] ||
+    { rm -rf "$data/sf$sf"; "$bin/tpch_q1_keel" --gen "$sf" --dir "$data/sf$sf" >&2; }
 done
 
 mkdir -p bench/results
@@ -50,7 +52,7 @@ log=bench/results/q1-$(date +%Y%m%d-%H%M%S).log
 run_one() { # contender sf
   local dir=$data/sf$2
   case $1 in
-    keel | keel-grouped | read-all) "$bin/tpch_q1_keel" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
+    keel | keel-scalar | read-all) "$bin/tpch_q1_keel" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     rayon-*) "$bin/tpch_q1_rayon" --dir "$dir" --contender "$1" --threads "$threads" --reps "$reps" ;;
     duckdb) "$venv/bin/python" bench/q1/duckdb_q1.py --dir "$dir" --threads "$threads" --reps "$reps" ;;
     *) echo "unknown contender $1" >&2; exit 1 ;;

@@ -26,12 +26,15 @@
 //! Scale factors follow dbgen: below 1, table sizes are the base sizes times
 //! `⌊1000 · SF⌋ / 1000`; from 1 up, whole numbers only.
 //!
-//! Column types are the ones an engine keeps for the schema: dates as `i32`
-//! days since 1970-01-01 (Arrow's `Date32`, DuckDB's `DATE`); the two flags
-//! as `u8` codes into sorted dictionaries ([`RETURNFLAGS`], [`LINESTATUSES`];
-//! DuckDB's `ENUM`), so code order is string order; the four
-//! `DECIMAL(15,2)` columns as `i64` counts of hundredths, as DuckDB stores a
-//! decimal of that width.
+//! Columns are stored narrow, as an engine that knows the schema's ranges
+//! stores them (13 bytes a row): `l_quantity` as `u8` whole items (1..=50);
+//! `l_discount` and `l_tax` as `u8` hundredths (0..=10, 0..=8);
+//! `l_extendedprice` as `i32` cents (at most 50 · 209,900 = 10,495,000);
+//! the two flags as `u8` codes into sorted dictionaries ([`RETURNFLAGS`],
+//! [`LINESTATUSES`]; DuckDB's `ENUM`), so code order is string order;
+//! `l_shipdate` as `i32` days since 1970-01-01 (Arrow's `Date32`, DuckDB's
+//! `DATE`). The values are exactly the `DECIMAL(15,2)` ones of the schema,
+//! in the units named.
 
 use std::fmt;
 
@@ -75,14 +78,14 @@ pub const CURRENT_DATE: i32 = days_from_civil(1995, 6, 17);
 /// Lines of TPC-H `lineitem`, the columns Q1 reads.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Lineitem {
-    /// `l_quantity`, hundredths (a whole number of items: 100..=5000).
-    pub quantity: Vec<i64>,
-    /// `l_extendedprice`, cents.
-    pub extendedprice: Vec<i64>,
+    /// `l_quantity`, whole items (1..=50).
+    pub quantity: Vec<u8>,
+    /// `l_extendedprice`, cents (at most [`MAX_EXTENDEDPRICE`]).
+    pub extendedprice: Vec<i32>,
     /// `l_discount`, hundredths (0..=10).
-    pub discount: Vec<i64>,
+    pub discount: Vec<u8>,
     /// `l_tax`, hundredths (0..=8).
-    pub tax: Vec<i64>,
+    pub tax: Vec<u8>,
     /// `l_returnflag`, a code into [`RETURNFLAGS`].
     pub returnflag: Vec<u8>,
     /// `l_linestatus`, a code into [`LINESTATUSES`].
@@ -110,11 +113,12 @@ impl Lineitem {
 
     /// Bytes of column data.
     pub fn bytes(&self) -> usize {
-        self.len() * (4 * 8 + 4 + 2)
+        self.len() * (1 + 4 + 1 + 1 + 1 + 1 + 4)
     }
 
-    /// Checks that every column has the same length and every code is in
-    /// its dictionary, so a plan can index by code without a check.
+    /// Checks that every column has the same length, every code is in its
+    /// dictionary and every value in the range dbgen gives it, so a plan can
+    /// index by code and compute in fixed widths without a check.
     pub fn validate(&self) -> Result<(), String> {
         let n = self.len();
         let lens = [
@@ -152,6 +156,31 @@ impl Lineitem {
                 LINESTATUSES.len()
             ));
         }
+        // The ranges the plans' fixed-width arithmetic relies on (and
+        // dbgen's): a row's discounted price fits `i32`, its charge is at
+        // most `q1::MAX_CHARGE`.
+        let range = |name: &str, at: Option<usize>, what: &str| match at {
+            Some(i) => Err(format!("{name} row {i}: {what}")),
+            None => Ok(()),
+        };
+        range(
+            "l_quantity",
+            self.quantity.iter().position(|&q| !(1..=50).contains(&q)),
+            "not in 1..=50",
+        )?;
+        range(
+            "l_extendedprice",
+            self.extendedprice
+                .iter()
+                .position(|&p| !(0..=MAX_EXTENDEDPRICE).contains(&p)),
+            "not in 0..=MAX_EXTENDEDPRICE cents",
+        )?;
+        range(
+            "l_discount",
+            self.discount.iter().position(|&d| d > 10),
+            "above 0.10",
+        )?;
+        range("l_tax", self.tax.iter().position(|&t| t > 8), "above 0.08")?;
         Ok(())
     }
 
@@ -337,6 +366,10 @@ const L_RDTE_SEED: u64 = 373_135_028;
 const L_RFLG_SEED: u64 = 717_419_739;
 const LINES_MAX: u64 = 7;
 
+/// The largest `l_extendedprice` dbgen makes, in cents: 50 items at the
+/// highest retail price (90,000 + 20,000 + 99,900 cents).
+pub const MAX_EXTENDEDPRICE: i32 = 50 * 209_900;
+
 /// dbgen's retail price of part `p`, in cents.
 pub fn retail_price(p: i64) -> i64 {
     90_000 + (p / 10) % 20_001 + (p % 1_000) * 100
@@ -376,10 +409,12 @@ fn generate_orders(scale: Scale, first: u64, count: u64) -> Lineitem {
                 1
             };
             let status = u8::from(ship > i64::from(CURRENT_DATE));
-            out.quantity.push(q * 100);
-            out.extendedprice.push(q * retail_price(p));
-            out.discount.push(d);
-            out.tax.push(t);
+            // In range by construction: q <= 50, d <= 10, t <= 8, and the
+            // price at most MAX_EXTENDEDPRICE.
+            out.quantity.push(q as u8);
+            out.extendedprice.push((q * retail_price(p)) as i32);
+            out.discount.push(d as u8);
+            out.tax.push(t as u8);
             out.returnflag.push(flag);
             out.linestatus.push(status);
             out.shipdate.push(ship as i32);

@@ -15,15 +15,16 @@
 //! order by l_returnflag, l_linestatus;
 //! ```
 //!
-//! Decimal arithmetic is exact: the columns are hundredths, so
-//! `l_extendedprice * (1 - l_discount)` is `price · (100 - discount)` in
-//! ten-thousandths and the charge `· (100 + tax)` in millionths. Sums are
+//! Decimal arithmetic is exact: price, discount and tax are hundredths
+//! (quantity whole items), so `l_extendedprice * (1 - l_discount)` is
+//! `price · (100 - discount)` in ten-thousandths and the charge
+//! `· (100 + tax)` in millionths. Sums are
 //! `i128` (a sum of charges passes `i64` near SF 60); a plan may sum a
 //! morsel in `i64` and widen, as long as a morsel cannot overflow
 //! ([`MORSEL_SUM_ROWS`]). Averages are the exact sums divided by the count
 //! in `f64`, so two plans with equal sums give equal bits.
 
-use super::lineitem::{LINESTATUSES, Lineitem, RETURNFLAGS, days_from_civil};
+use super::lineitem::{LINESTATUSES, Lineitem, MAX_EXTENDEDPRICE, RETURNFLAGS, days_from_civil};
 use std::fmt;
 
 /// `date '1998-12-01' - interval '90' day`: 1998-09-02, as days since
@@ -40,11 +41,12 @@ pub fn group_of(returnflag: u8, linestatus: u8) -> usize {
     usize::from(returnflag) * LINESTATUSES.len() + usize::from(linestatus)
 }
 
-/// The largest price a row can have, in cents: 50 items at the highest
-/// retail price (90,000 + 20,000 + 99,900 cents).
-pub const MAX_EXTENDEDPRICE: i64 = 50 * 209_900;
 /// The largest charge of one row, in millionths.
-pub const MAX_CHARGE: i64 = MAX_EXTENDEDPRICE * 100 * 108;
+pub const MAX_CHARGE: i64 = MAX_EXTENDEDPRICE as i64 * 100 * 108;
+/// The largest discounted price of one row, in ten-thousandths: it fits
+/// an `i32`, so a plan may compute it in 32-bit lanes.
+pub const MAX_DISC_PRICE: i64 = MAX_EXTENDEDPRICE as i64 * 100;
+const _: () = assert!(MAX_DISC_PRICE <= i32::MAX as i64);
 /// Rows whose charges an `i64` holds whatever the data: a plan that sums a
 /// morsel of at most this many rows in `i64` cannot overflow.
 pub const MORSEL_SUM_ROWS: usize = (i64::MAX / MAX_CHARGE) as usize;
@@ -54,7 +56,7 @@ pub const MORSEL_SUM_ROWS: usize = (i64::MAX / MAX_CHARGE) as usize;
 pub struct Sums {
     /// Rows.
     pub count: u64,
-    /// Σ `l_quantity`, hundredths.
+    /// Σ `l_quantity`, whole items.
     pub qty: i128,
     /// Σ `l_extendedprice`, cents.
     pub price: i128,
@@ -106,7 +108,7 @@ pub struct Row {
 impl Row {
     /// `avg(l_quantity)`.
     pub fn avg_qty(&self) -> f64 {
-        self.sums.qty as f64 / 100.0 / self.sums.count as f64
+        self.sums.qty as f64 / self.sums.count as f64
     }
     /// `avg(l_extendedprice)`.
     pub fn avg_price(&self) -> f64 {
@@ -180,7 +182,7 @@ impl fmt::Display for Answer {
                 "{}|{}|{}|{}|{}|{}|{:.2}|{:.2}|{:.2}|{}",
                 r.returnflag as char,
                 r.linestatus as char,
-                Decimal(s.qty, 2),
+                Decimal(s.qty * 100, 2),
                 Decimal(s.price, 2),
                 Decimal(round_to(s.disc_price, 2), 2),
                 Decimal(round_to(s.charge, 4), 2),

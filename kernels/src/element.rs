@@ -65,6 +65,7 @@ pub trait Element: Num {
         table: &mut crate::arch::scalar::grouped::Table<'_, Self>,
         keys: crate::arch::scalar::grouped::KeyCols<'_>,
         values: &[&[Self]],
+        weights: crate::arch::scalar::grouped::Weights<'_, '_>,
         m: RowMask<'_>,
     ) -> bool;
 }
@@ -122,6 +123,7 @@ macro_rules! element {
                 table: &mut crate::arch::scalar::grouped::Table<'_, $t>,
                 keys: crate::arch::scalar::grouped::KeyCols<'_>,
                 values: &[&[$t]],
+                weights: crate::arch::scalar::grouped::Weights<'_, '_>,
                 m: RowMask<'_>,
             ) -> bool {
                 $(
@@ -133,7 +135,9 @@ macro_rules! element {
                         // lengths and the mask, and made a sums-only table
                         // with the lanes the leaf needs.
                         unsafe {
-                            crate::arch::x86_64::avx512::grouped::$group(table, keys, values, m, n)
+                            crate::arch::x86_64::avx512::grouped::$group(
+                                table, keys, values, weights, m, n,
+                            )
                         };
                         return true;
                     }
@@ -233,11 +237,11 @@ macro_rules! element {
 
 element!(i64, sum_i64, min_max_i64, exact, filter_i64, sum_i64);
 element!(u64, sum_u64, min_max_u64, exact, filter_u64, sum_u64);
-element!(i32, sum_i32, min_max_i32, wide, filter_i32);
-element!(u32, sum_u32, min_max_u32, wide, filter_u32);
+element!(i32, sum_i32, min_max_i32, wide, filter_i32, sum_i32);
+element!(u32, sum_u32, min_max_u32, wide, filter_u32, sum_u32);
 element!(f64, sum_f64, min_max_f64, float, filter_f64, sum_f64);
 element!(f32, sum_f32, min_max_f32, float, filter_f32);
-element!(i16, sum_i16, min_max_i16, wide, filter_i16);
-element!(u16, sum_u16, min_max_u16, wide, filter_u16);
-element!(i8, sum_i8, min_max_i8, wide, filter_i8);
-element!(u8, sum_u8, min_max_u8, wide, filter_u8);
+element!(i16, sum_i16, min_max_i16, wide, filter_i16, sum_i16);
+element!(u16, sum_u16, min_max_u16, wide, filter_u16, sum_u16);
+element!(i8, sum_i8, min_max_i8, wide, filter_i8, sum_i8);
+element!(u8, sum_u8, min_max_u8, wide, filter_u8, sum_u8);

@@ -22,9 +22,10 @@
 //!   `r % lanes`, in the order listed), and the lanes fold pairwise when
 //!   read. Larger tables keep one lane: rows add in order. Every level
 //!   keeps this order, so sums are the same bits at every level.
-//! * At the AVX-512 level, sums of `f64`, `i64` and `u64` over one-byte
-//!   keys run a leaf that keeps the busiest slots' sums in registers (see
-//!   `arch/x86_64/avx512/grouped.rs`); everything else runs the scalar twin.
+//! * At the AVX-512 level, sums of `f64` and of integers of every width
+//!   over one-byte keys run a leaf that keeps the busiest slots' sums in
+//!   registers (see `arch/x86_64/avx512/grouped.rs`; a layout of at most 8
+//!   slots keeps all of them there); everything else runs the scalar twin.
 //!
 //! ```
 //! use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};
@@ -49,7 +50,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::RangeInclusive;
 
-use crate::arch::scalar::grouped::{self as sc, KeyCols, Table};
+use crate::arch::scalar::grouped::{self as sc, KeyCols, Table, Weights};
 use crate::element::private::Token;
 use crate::mask::{Mask, Resolved};
 use crate::{Element, Error, Kernels};
@@ -338,6 +339,36 @@ impl<T: Element> GroupTable<T> {
         Kernels::current().group_add(self, keys, values, mask)
     }
 
+    /// Adds the rows `mask` counts, each column's value times its weight
+    /// where `weights` gives that column one (`None`: unweighted), at the
+    /// current level: a weighted column's sums are `Σ value · weight`, in
+    /// the sum type (integers wrap; floats round each product once). The
+    /// weights are `u16`: a narrow multiplier such as a quantity or a
+    /// decimal factor (`100 - discount`). Only sums can be weighted: an
+    /// error if the table keeps mins or maxes, if `weights` has other than
+    /// one entry per column, or if a weight column's length differs from
+    /// the values'.
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
+    /// let flag = [0u8, 1, 0, 1];
+    /// let price = [1000i32, 2000, 3000, 4000];
+    /// let factor = [90u16, 95, 100, 100]; // 100 - discount
+    /// let mut t = GroupTable::<i32>::new(Groups::u8(2)?, 2, Aggs::SUM)?;
+    /// t.add_weighted(Keys::U8(&flag), &[&price, &price], &[None, Some(&factor)], None)?;
+    /// assert_eq!((t.sum(0, 0), t.sum(0, 1)), (4000, 1000 * 90 + 3000 * 100));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
+    pub fn add_weighted<'a>(
+        &mut self,
+        keys: Keys<'_>,
+        values: &[&[T]],
+        weights: Weights<'_, '_>,
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        Kernels::current().group_add_weighted(self, keys, values, weights, mask)
+    }
+
     /// Rows counted in `slot` (0 past the last slot).
     pub fn count(&self, slot: usize) -> u64 {
         self.counts.get(slot).copied().unwrap_or(0)
@@ -448,6 +479,53 @@ impl Kernels {
         values: &[&[T]],
         mask: impl Into<Mask<'a>>,
     ) -> Result<(), Error> {
+        self.group_add_inner(table, keys, values, &[], mask.into())
+    }
+
+    /// [`GroupTable::add_weighted`] at this level.
+    pub fn group_add_weighted<'a, T: Element>(
+        self,
+        table: &mut GroupTable<T>,
+        keys: Keys<'_>,
+        values: &[&[T]],
+        weights: Weights<'_, '_>,
+        mask: impl Into<Mask<'a>>,
+    ) -> Result<(), Error> {
+        if table.aggs != Aggs::SUM {
+            return Err(Error::InvalidArgument {
+                what: "GroupTable::add_weighted: only a sums-only table takes weights",
+            });
+        }
+        if weights.len() != values.len() {
+            return Err(Error::LengthMismatch {
+                what: "weight entries",
+                expected: values.len(),
+                actual: weights.len(),
+            });
+        }
+        let n = values.first().map_or(0, |c| c.len());
+        for (c, w) in weights.iter().enumerate() {
+            if let Some(w) = w
+                && w.len() != n
+            {
+                return Err(Error::ColumnLength {
+                    column: c,
+                    len: w.len(),
+                    expected: n,
+                });
+            }
+        }
+        self.group_add_inner(table, keys, values, weights, mask.into())
+    }
+
+    fn group_add_inner<T: Element>(
+        self,
+        table: &mut GroupTable<T>,
+        keys: Keys<'_>,
+        values: &[&[T]],
+        weights: Weights<'_, '_>,
+        mask: Mask<'_>,
+    ) -> Result<(), Error> {
         if values.len() != table.columns {
             return Err(Error::LengthMismatch {
                 what: "value columns",
@@ -464,18 +542,18 @@ impl Kernels {
             });
         }
         let k = table.groups.check(keys, n)?;
-        let resolved = mask.into().resolve(n)?;
+        let resolved = mask.resolve(n)?;
         let simd = table.aggs == Aggs::SUM
             && !matches!(k, KeyCols::U16(_))
             && (T::SUM_LANES == 1 || table.lanes == 8);
         let mut t = table.view();
         match resolved {
             Resolved::Bits(m) => {
-                if !(simd && T::k_group_sum(Token(()), self, &mut t, k, values, m)) {
-                    sc::add(&mut t, k, values, None, m, n);
+                if !(simd && T::k_group_sum(Token(()), self, &mut t, k, values, weights, m)) {
+                    sc::add(&mut t, k, (values, weights), None, m, n);
                 }
             }
-            Resolved::Rows(rows, m) => sc::add(&mut t, k, values, Some(rows), m, n),
+            Resolved::Rows(rows, m) => sc::add(&mut t, k, (values, weights), Some(rows), m, n),
         }
         Ok(())
     }

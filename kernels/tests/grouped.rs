@@ -336,3 +336,223 @@ fn bad_arguments_are_errors() {
     assert!(Groups::pair(hi..=lo, 0..=1).is_err());
     assert!(GroupTable::<f64>::new(g, 0, Aggs::SUM).is_err());
 }
+
+/// Layouts of 1 to 9 slots (the AVX-512 leaf keeps up to 8 all in
+/// registers from the start), one-byte codes and pairs, integer columns of
+/// every width on unaligned slices: every level equals a naive per-group
+/// loop (exact sums, wrapping in the sum type), at every length from 0.
+fn small_layouts<T: Gen + Into<i128>>(seed: u64)
+where
+    T::Sum: Into<i128>,
+{
+    let mut r = Rng(seed | 1);
+    let lens: &[usize] = if cfg!(miri) {
+        &[0, 70]
+    } else {
+        &[0, 1, 7, 63, 64, 65, 200, 4095, 4097, 9001]
+    };
+    let slot_counts: &[usize] = if cfg!(miri) {
+        &[3]
+    } else {
+        &[1, 2, 3, 5, 6, 8, 9]
+    };
+    for &n in lens {
+        for &slots in slot_counts {
+            for skew in 0..2usize {
+                // Offsets 1..=3 so that no column starts on a vector boundary.
+                let off = 1 + (n + slots + skew) % 3;
+                let vals: Vec<T> = column(Pattern::Edges, n + off, seed ^ n as u64);
+                let prod: Vec<T> = column(Pattern::Any, n + off, seed ^ 7 ^ n as u64);
+                // With `skew`, one slot holds most rows, another none.
+                let pick = |r: &mut Rng| {
+                    if skew == 1 && r.below(4) != 0 {
+                        0
+                    } else {
+                        r.below(slots as u64) as usize
+                    }
+                };
+                let codes: Vec<usize> = (0..n + off).map(|_| pick(&mut r)).collect();
+                let sel: Vec<u64> = (0..(n + off).div_ceil(64))
+                    .map(|_| r.next() | r.next())
+                    .collect();
+                let (v, p) = (&vals[off..], &prod[off..]);
+                let wts: Vec<u16> = (0..n).map(|_| r.next() as u16).collect();
+                let u8k: Vec<u8> = codes[off..].iter().map(|&c| c as u8).collect();
+                // Pairs over 'a'.. by 0..3: the slot is a * 3 + b.
+                let span = slots.min(3);
+                let pa: Vec<u8> = codes[off..]
+                    .iter()
+                    .map(|&c| b'a' + (c / span) as u8)
+                    .collect();
+                let pb: Vec<u8> = codes[off..].iter().map(|&c| (c % span) as u8).collect();
+                let pair = Groups::pair(
+                    b'a'..=b'a' + (slots.div_ceil(span) - 1) as u8,
+                    0..=span as u8 - 1,
+                )
+                .unwrap();
+                let bits = Bits::with_offset(&sel, off);
+                let on = |i: usize| bits.get(i) == Some(true);
+                for k in Kernels::supported() {
+                    for (groups, keys) in [
+                        (Groups::u8(slots).unwrap(), Keys::U8(&u8k)),
+                        (pair, Keys::Pair(&pa, &pb)),
+                    ] {
+                        let mut t = GroupTable::<T>::new(groups, 2, Aggs::SUM).unwrap();
+                        k.group_add(&mut t, keys, &[v, p], Selection::Bitmap(bits))
+                            .unwrap();
+                        // The same columns and the first again, the last two
+                        // weighted (three columns: one fused pass).
+                        let mut tw = GroupTable::<T>::new(groups, 3, Aggs::SUM).unwrap();
+                        let wsel = Selection::Bitmap(bits);
+                        let ws: &[Option<&[u16]>] = &[None, Some(&wts), Some(&wts)];
+                        k.group_add_weighted(&mut tw, keys, &[v, p, v], ws, wsel)
+                            .unwrap();
+                        for c in 0..slots {
+                            let slot = match keys {
+                                Keys::Pair(..) => groups
+                                    .slot(Key::Pair(b'a' + (c / span) as u8, (c % span) as u8))
+                                    .unwrap(),
+                                _ => c,
+                            };
+                            let rows: Vec<usize> =
+                                (0..n).filter(|&i| on(i) && codes[off + i] == c).collect();
+                            let wrap = |s: i128| {
+                                // The sum type's wrapping: 64 bits, signed or not.
+                                if <T as Into<i128>>::into(T::LEAST) < 0 {
+                                    i128::from(s as i64)
+                                } else {
+                                    i128::from(s as u64)
+                                }
+                            };
+                            let sv = wrap(rows.iter().map(|&i| v[i].into()).sum());
+                            let sp = wrap(rows.iter().map(|&i| p[i].into()).sum());
+                            let what = format!(
+                                "{} {} n {n} slots {slots} skew {skew} slot {c}",
+                                k.level(),
+                                T::NAME
+                            );
+                            assert_eq!(t.count(slot), rows.len() as u64, "{what}");
+                            assert_eq!(t.sum(slot, 0).into(), sv, "{what}");
+                            assert_eq!(t.sum(slot, 1).into(), sp, "{what}");
+                            let spw =
+                                wrap(rows.iter().map(|&i| p[i].into() * i128::from(wts[i])).sum());
+                            assert_eq!(tw.count(slot), rows.len() as u64, "{what}");
+                            assert_eq!(tw.sum(slot, 0).into(), sv, "{what}");
+                            assert_eq!(tw.sum(slot, 1).into(), spw, "{what} weighted");
+                            let svw =
+                                wrap(rows.iter().map(|&i| v[i].into() * i128::from(wts[i])).sum());
+                            assert_eq!(tw.sum(slot, 2).into(), svw, "{what} weighted");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn small_layouts_u8() {
+    small_layouts::<u8>(11);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the u8 sweep: the same leaf macro")]
+fn small_layouts_i8_i16_u16() {
+    small_layouts::<i8>(12);
+    small_layouts::<i16>(13);
+    small_layouts::<u16>(14);
+}
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the u8 sweep: the same leaf macro")]
+fn small_layouts_i32_u32_i64_u64() {
+    small_layouts::<i32>(15);
+    small_layouts::<u32>(16);
+    small_layouts::<i64>(17);
+    small_layouts::<u64>(18);
+}
+
+/// Weighted float sums: every level equals the scalar twin bit for bit
+/// (one rounding per product, the lanes' order kept), over layouts small
+/// and large and every mask kind.
+#[test]
+fn weighted_floats_every_level_equals_scalar() {
+    let mut r = Rng(41);
+    let s = Kernels::scalar();
+    let lens: &[usize] = if cfg!(miri) {
+        &[0, 70]
+    } else {
+        &[0, 5, 64, 200, 4097, 9001]
+    };
+    for &n in lens {
+        let v: Vec<f64> = column(Pattern::Any, n, n as u64);
+        let f: Vec<f32> = column(Pattern::Edges, n, n as u64 ^ 3);
+        let wts: Vec<u16> = (0..n).map(|_| r.next() as u16).collect();
+        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
+            .map(|_| r.next() | r.next())
+            .collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        for slots in [3usize, 200] {
+            let codes: Vec<u8> = (0..n).map(|_| r.below(slots as u64) as u8).collect();
+            let g = Groups::u8(slots).unwrap();
+            let masks: [Mask<'_>; 3] = [
+                Mask::ALL,
+                Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&sel, 3))),
+                Mask::ALL.select(Selection::Rows(&rows)),
+            ];
+            for mask in masks {
+                let w: &[Option<&[u16]>] = &[Some(&wts), None];
+                let mut want = GroupTable::<f64>::new(g, 2, Aggs::SUM).unwrap();
+                s.group_add_weighted(&mut want, Keys::U8(&codes), &[&v, &v], w, mask)
+                    .unwrap();
+                let mut want32 = GroupTable::<f32>::new(g, 1, Aggs::SUM).unwrap();
+                s.group_add_weighted(&mut want32, Keys::U8(&codes), &[&f], &[Some(&wts)], mask)
+                    .unwrap();
+                for k in Kernels::supported() {
+                    let mut got = GroupTable::<f64>::new(g, 2, Aggs::SUM).unwrap();
+                    k.group_add_weighted(&mut got, Keys::U8(&codes), &[&v, &v], w, mask)
+                        .unwrap();
+                    assert!(
+                        same_tables(&got, &want),
+                        "{} n {n} slots {slots}",
+                        k.level()
+                    );
+                    let mut got = GroupTable::<f32>::new(g, 1, Aggs::SUM).unwrap();
+                    k.group_add_weighted(&mut got, Keys::U8(&codes), &[&f], &[Some(&wts)], mask)
+                        .unwrap();
+                    assert!(
+                        same_tables(&got, &want32),
+                        "{} f32 n {n} slots {slots}",
+                        k.level()
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_weights_are_errors() {
+    let g = Groups::u8(4).unwrap();
+    let (codes, v, w) = ([1u8; 10], [2i32; 10], [3u16; 10]);
+    let mut t = GroupTable::<i32>::new(g, 1, Aggs::SUM).unwrap();
+    assert!(matches!(
+        t.add_weighted(Keys::U8(&codes), &[&v], &[], None),
+        Err(Error::LengthMismatch { .. })
+    ));
+    assert!(matches!(
+        t.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w[..9])], None),
+        Err(Error::ColumnLength {
+            column: 0,
+            len: 9,
+            ..
+        })
+    ));
+    assert_eq!(t.count(1), 0, "nothing is added before an error");
+    t.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w)], None)
+        .unwrap();
+    assert_eq!((t.count(1), t.sum(1, 0)), (10, 60));
+    let mut mm = GroupTable::<i32>::new(g, 1, Aggs::SUM | Aggs::MAX).unwrap();
+    assert!(matches!(
+        mm.add_weighted(Keys::U8(&codes), &[&v], &[Some(&w)], None),
+        Err(Error::InvalidArgument { .. })
+    ));
+}

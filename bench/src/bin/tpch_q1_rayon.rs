@@ -60,13 +60,14 @@ fn fused(l: &Lineitem) -> Answer {
             for ((((((&d, &f), &s), &q), &p), &disc), &tax) in rows {
                 if d <= SHIPDATE_MAX {
                     let g = &mut t[group_of(f, s)];
+                    let (p, disc) = (i64::from(p), i64::from(disc));
                     let dp = p * (100 - disc);
                     g[0] += 1;
-                    g[1] += q;
+                    g[1] += i64::from(q);
                     g[2] += p;
                     g[3] += disc;
                     g[4] += dp;
-                    g[5] += dp * (100 + tax);
+                    g[5] += dp * (100 + i64::from(tax));
                 }
             }
             for (a, t) in acc.iter_mut().zip(&t) {
@@ -85,10 +86,10 @@ fn fused(l: &Lineitem) -> Answer {
 
 /// The columns as arrow arrays (built once, outside the timing).
 struct ArrowLineitem {
-    quantity: Int64Array,
-    extendedprice: Int64Array,
-    discount: Int64Array,
-    tax: Int64Array,
+    quantity: UInt8Array,
+    extendedprice: Int32Array,
+    discount: UInt8Array,
+    tax: UInt8Array,
     returnflag: UInt8Array,
     linestatus: UInt8Array,
     shipdate: Int32Array,
@@ -97,10 +98,10 @@ struct ArrowLineitem {
 impl ArrowLineitem {
     fn new(l: Lineitem) -> Self {
         ArrowLineitem {
-            quantity: Int64Array::from(l.quantity),
-            extendedprice: Int64Array::from(l.extendedprice),
-            discount: Int64Array::from(l.discount),
-            tax: Int64Array::from(l.tax),
+            quantity: UInt8Array::from(l.quantity),
+            extendedprice: Int32Array::from(l.extendedprice),
+            discount: UInt8Array::from(l.discount),
+            tax: UInt8Array::from(l.tax),
             returnflag: UInt8Array::from(l.returnflag),
             linestatus: UInt8Array::from(l.linestatus),
             shipdate: Int32Array::from(l.shipdate),
@@ -110,8 +111,10 @@ impl ArrowLineitem {
 
 fn arrow_batch(a: &ArrowLineitem, off: usize, len: usize) -> [Sums; GROUPS] {
     let date = a.shipdate.slice(off, len);
-    let (qty, price) = (a.quantity.slice(off, len), a.extendedprice.slice(off, len));
-    let (disc, tax) = (a.discount.slice(off, len), a.tax.slice(off, len));
+    let wide8 = |v: &UInt8Array| v.slice(off, len).unary::<_, Int64Type>(i64::from);
+    let qty = wide8(&a.quantity);
+    let price = (a.extendedprice.slice(off, len)).unary::<_, Int64Type>(i64::from);
+    let (disc, tax) = (wide8(&a.discount), wide8(&a.tax));
     let (rf, ls) = (a.returnflag.slice(off, len), a.linestatus.slice(off, len));
     let in_range = cmp::lt_eq(&date, &Int32Array::new_scalar(SHIPDATE_MAX)).expect("lt_eq");
     let hundred = Int64Array::new_scalar(100);

@@ -51,6 +51,9 @@ pub trait Num:
     fn widen(self) -> Self::Sum;
     /// Adds in the sum type (wrapping for integers).
     fn sum_add(a: Self::Sum, b: Self::Sum) -> Self::Sum;
+    /// `a · w` in the sum type (wrapping for integers): a weighted sum's
+    /// term (see `grouped::GroupTable::add_weighted`).
+    fn sum_weigh(a: Self::Sum, w: u16) -> Self::Sum;
     /// `self < other` in the min/max order (total order for floats).
     fn order_lt(self, other: Self) -> bool;
     /// Bit-exact equality for floats (any NaN equals any NaN), `==` for
@@ -77,6 +80,10 @@ macro_rules! int_num {
             #[inline(always)]
             fn sum_add(a: $sum, b: $sum) -> $sum {
                 a.wrapping_add(b)
+            }
+            #[inline(always)]
+            fn sum_weigh(a: $sum, w: u16) -> $sum {
+                a.wrapping_mul(w as $sum)
             }
             #[inline(always)]
             fn order_lt(self, other: $t) -> bool {
@@ -122,6 +129,10 @@ macro_rules! float_num {
             #[inline(always)]
             fn sum_add(a: $t, b: $t) -> $t {
                 a + b
+            }
+            #[inline(always)]
+            fn sum_weigh(a: $t, w: u16) -> $t {
+                a * <$t>::from(w)
             }
             #[inline(always)]
             fn order_lt(self, other: $t) -> bool {

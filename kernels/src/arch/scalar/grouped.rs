@@ -71,17 +71,31 @@ pub struct Table<'a, T: Num> {
     pub(crate) lanes: usize,
 }
 
+/// Per value column, an optional `u16` weight column: a weighted column's
+/// row adds `value · weight` to its sums (`&[]`: no column is weighted).
+pub type Weights<'a, 'w> = &'a [Option<&'w [u16]>];
+
+/// Row `i`'s term of column `c`: its value, times its weight if weighted.
+#[inline(always)]
+fn term<T: Num>(col: &[T], w: Weights<'_, '_>, c: usize, i: usize) -> T::Sum {
+    match w.get(c) {
+        Some(Some(w)) => T::sum_weigh(col[i].widen(), w[i]),
+        _ => col[i].widen(),
+    }
+}
+
 impl<T: Num> Table<'_, T> {
-    /// Adds row `i` (of `values`) to `slot`.
+    /// Adds row `i` (of `values`, weighted by `w`) to `slot`. A table that
+    /// keeps mins or maxes is never weighted.
     #[inline(always)]
-    pub(crate) fn add_row(&mut self, slot: usize, i: usize, values: &[&[T]]) {
+    pub(crate) fn add_row(&mut self, slot: usize, i: usize, values: &[&[T]], w: Weights<'_, '_>) {
         self.counts[slot] += 1;
         let base = slot * self.columns;
         if !self.sums.is_empty() {
             let lane = i & (self.lanes - 1);
             for (c, col) in values.iter().enumerate() {
                 let s = &mut self.sums[(base + c) * self.lanes + lane];
-                *s = T::sum_add(*s, col[i].widen());
+                *s = T::sum_add(*s, term(col, w, c, i));
             }
         }
         if !self.mins.is_empty() {
@@ -109,7 +123,7 @@ impl<T: Num> Table<'_, T> {
 pub(crate) fn add<T: Num>(
     t: &mut Table<'_, T>,
     keys: KeyCols<'_>,
-    values: &[&[T]],
+    (values, w): (&[&[T]], Weights<'_, '_>),
     rows: Option<&[u32]>,
     m: RowMask<'_>,
     n: usize,
@@ -119,11 +133,11 @@ pub(crate) fn add<T: Num>(
             for &r in rows {
                 let r = r as usize;
                 if m.get(r) {
-                    t.add_row(keys.slot(r), r, values);
+                    t.add_row(keys.slot(r), r, values, w);
                 }
             }
         }
-        None => add_range(t, keys, values, m, 0, n),
+        None => add_range(t, keys, (values, w), m, 0, n),
     }
 }
 
@@ -132,7 +146,7 @@ pub(crate) fn add<T: Num>(
 pub(crate) fn add_range<T: Num>(
     t: &mut Table<'_, T>,
     keys: KeyCols<'_>,
-    values: &[&[T]],
+    (values, w): (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
     start: usize,
     end: usize,
@@ -143,21 +157,21 @@ pub(crate) fn add_range<T: Num>(
         // (the slot of a row is a closure the compiler inlines per key
         // kind). Each lane still takes its rows in order.
         match keys {
-            KeyCols::U8(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
-            KeyCols::U16(k) => sums_only(t, values, m, start, end, |i| usize::from(k[i])),
+            KeyCols::U8(k) => sums_only(t, (values, w), m, start, end, |i| usize::from(k[i])),
+            KeyCols::U16(k) => sums_only(t, (values, w), m, start, end, |i| usize::from(k[i])),
             KeyCols::Pair {
                 a,
                 b,
                 a_lo,
                 b_lo,
                 b_span,
-            } => sums_only(t, values, m, start, end, |i| {
+            } => sums_only(t, (values, w), m, start, end, |i| {
                 usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo)
             }),
         }
         return;
     }
-    for_each_row(m, start, end, |i| t.add_row(keys.slot(i), i, values));
+    for_each_row(m, start, end, |i| t.add_row(keys.slot(i), i, values, w));
 }
 
 /// Calls `f` on each row of `start..end` that `m` counts, in order.
@@ -183,7 +197,7 @@ fn for_each_row(m: RowMask<'_>, start: usize, end: usize, mut f: impl FnMut(usiz
 #[inline(always)]
 fn sums_only<T: Num>(
     t: &mut Table<'_, T>,
-    values: &[&[T]],
+    (values, w): (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
     start: usize,
     end: usize,
@@ -199,9 +213,18 @@ fn sums_only<T: Num>(
     for (c, col) in values.iter().enumerate() {
         let col = &col[..end];
         let sums = &mut *t.sums;
-        for_each_row(m, start, end, |i| {
-            let at = (slot(i) * columns + c) * lanes + (i & lane_mask);
-            sums[at] = T::sum_add(sums[at], col[i].widen());
-        });
+        match w.get(c) {
+            Some(Some(wc)) => {
+                let wc = &wc[..end];
+                for_each_row(m, start, end, |i| {
+                    let at = (slot(i) * columns + c) * lanes + (i & lane_mask);
+                    sums[at] = T::sum_add(sums[at], T::sum_weigh(col[i].widen(), wc[i]));
+                });
+            }
+            _ => for_each_row(m, start, end, |i| {
+                let at = (slot(i) * columns + c) * lanes + (i & lane_mask);
+                sums[at] = T::sum_add(sums[at], col[i].widen());
+            }),
+        }
     }
 }

@@ -1,20 +1,25 @@
-//! AVX-512 grouped sums of 64-bit columns over one-byte keys (a `u8` code
-//! or a pair of `u8` keys), for the slots that hold most rows.
+//! AVX-512 grouped sums over one-byte keys (a `u8` code or a pair of `u8`
+//! keys), for the slots that hold most rows: `f64`, and integers of every
+//! width, eight rows a vector, narrow ones widened to 64 bits on load.
 //!
 //! Up to [`HOT`] slots are kept in registers: a 64-row block's keys are one
 //! vector, compared with each hot slot's key into a 64-bit mask (and-ed
 //! with the row mask), whose popcount is the slot's count and whose bytes
 //! mask the adds of the block's eight value vectors into the slot's
-//! accumulator. Rows of other slots go to the table one at a time (the
-//! scalar twin's row update), and the first slots seen among them join the
-//! hot set after each chunk; when the hot set is full and other slots still
-//! hold more than an eighth of a chunk's rows, the rest of the call runs
-//! the scalar twin. The hot set starts as the first distinct slots among
-//! the first 256 counted rows. A slot's lanes are only ever updated in row order from
-//! one place, so the sums equal the scalar twin's bit for bit.
+//! accumulator. A chunk's column pass runs only the hot slots that have
+//! rows in the chunk, their count a constant of the loop, and takes up to
+//! three columns at once, so each mask is loaded once for all of them. Rows of other
+//! slots go to the table one at a time (the scalar twin's row update), and
+//! the first slots seen among them join the hot set after each chunk; when
+//! the hot set is full and other slots still hold more than an eighth of a
+//! chunk's rows, the rest of the call runs the scalar twin. A layout of at
+//! most [`HOT`] slots is all hot from the start; a larger one starts with
+//! the first distinct slots among the first 256 counted rows. A slot's
+//! lanes are only ever updated in row order from one place, so the sums
+//! equal the scalar twin's bit for bit.
 
 use crate::arch::mask::RowMask;
-use crate::arch::scalar::grouped::{KeyCols, Table};
+use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
 use core::arch::x86_64::*;
 
 /// Slots kept in registers.
@@ -106,7 +111,10 @@ unsafe fn load_keys(p: *const u8, full: bool, w: u64) -> __m512i {
 }
 
 macro_rules! sum_leaf {
-    ($name:ident, $t:ty, $vec:ty, $zero:ident, $loadu:ident, $loadz:ident, $madd:ident,
+    ($name:ident, $t:ty, $vec:ty, $zero:ident, $madd:ident,
+     |$pf:ident| $load_full:expr, |$pk:ident, $pp:ident| $load_part:expr,
+     |$wx:ident, $wv:ident| $weigh:expr,
+     $byte_sums:literal, |$bacc:ident, $bx:ident, $bm:ident| $block:expr,
      |$acc:ident, $sums:ident, $at:ident| $fetch:expr, |$acc2:ident, $sums2:ident, $at2:ident|
      $put:expr) => {
         /// Adds the rows `m` counts to their slots' counts and sums (see
@@ -116,7 +124,9 @@ macro_rules! sum_leaf {
         /// The CPU supports AVX-512 (F, BW); `keys` is `U8` or `Pair` and,
         /// like every column of `values`, has `n` rows, each key in the
         /// table's layout; `m` covers `n` rows; `t` keeps sums and neither
-        /// min nor max, with `t.lanes` 8 for floats and 1 for integers.
+        /// min nor max, with `t.lanes` 8 for floats and 1 for integers;
+        /// `weights` is empty or has one entry per column, each weight column
+        /// `n` rows.
         #[target_feature(
             enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
         )]
@@ -124,11 +134,116 @@ macro_rules! sum_leaf {
             t: &mut Table<'_, $t>,
             keys: KeyCols<'_>,
             values: &[&[$t]],
+            weights: Weights<'_, '_>,
             m: RowMask<'_>,
             n: usize,
         ) {
+            /// One pass over blocks `c0..c1` for `C` columns at once and the
+            /// `H` hot slots `active` names (both constants, so the
+            /// accumulators stay in registers): each block's values are
+            /// loaded once per column and each mask once for all `C`
+            /// columns; a column with a weight adds value times weight.
+            ///
+            /// # Safety
+            /// AVX-512 is enabled; every column of `cols` (and each weight
+            /// column) has `n` rows and the blocks are inside it.
+            #[inline(always)]
+            unsafe fn col_pass<const H: usize, const C: usize>(
+                cols: [&[$t]; C],
+                wts: [Option<&[u16]>; C],
+                (c0, c1, n): (usize, usize, usize),
+                masks: &[[u64; HOT]; CHUNK_BLOCKS],
+                active: &[usize; HOT],
+                sums: &mut [[$vec; HOT]; 3],
+            ) {
+                // Local accumulators, never addressed, so they live in
+                // registers (through `sums` every add would go to memory).
+                let mut acc: [[$vec; H]; C] =
+                    core::array::from_fn(|c| core::array::from_fn(|h| sums[c][h]));
+                let weighted = wts.iter().any(Option::is_some);
+                for b in c0..c1 {
+                    let l = lim(n, b);
+                    let hm = &masks[b - c0];
+                    if $byte_sums && !weighted {
+                        // One-byte values: a slot's 64 rows in one masked
+                        // move and one sum of absolute differences (eight
+                        // 64-bit sums of eight bytes each).
+                        for c in 0..C {
+                            // SAFETY: a full block has 64 bytes at `base`; a
+                            // partial one is loaded under its rows' mask.
+                            unsafe {
+                                let base = cols[c].as_ptr().add(b * 64);
+                                let x = if l == !0 {
+                                    _mm512_loadu_si512(base.cast())
+                                } else {
+                                    _mm512_maskz_loadu_epi8(l, base.cast())
+                                };
+                                for h in 0..H {
+                                    let $bacc = &mut acc[c][h];
+                                    let ($bx, $bm) = (x, hm[active[h]]);
+                                    $block;
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    // The mask bytes, read from memory per use (a shift of
+                    // a mask register per use would queue on its ports).
+                    // SAFETY: `[u64; HOT]` is `8 * HOT` initialised bytes.
+                    let bytes: &[u8; 8 * HOT] = unsafe { &*hm.as_ptr().cast() };
+                    let mut at = [0usize; H];
+                    for h in 0..H {
+                        // Byte j of a little-endian word is bits 8j..8j+8.
+                        at[h] = active[h] * 8;
+                    }
+                    for j in 0..8 {
+                        let part = (l >> (8 * j)) as u8;
+                        // SAFETY: block `b` is inside every column; eight
+                        // rows from the vector's start exist in a full
+                        // block, the mask names the existing ones else.
+                        let x: [$vec; C] = core::array::from_fn(|c| unsafe {
+                            let p = cols[c].as_ptr().add(b * 64 + 8 * j);
+                            let mut x = if l == !0 {
+                                let $pf = p;
+                                $load_full
+                            } else {
+                                let ($pk, $pp) = (part, p);
+                                $load_part
+                            };
+                            if let Some(w) = wts[c] {
+                                let q = w.as_ptr().add(b * 64 + 8 * j);
+                                let $wv = _mm512_cvtepu16_epi64(if l == !0 {
+                                    _mm_loadu_si128(q.cast())
+                                } else {
+                                    _mm_maskz_loadu_epi16(part, q.cast())
+                                });
+                                let $wx = x;
+                                x = $weigh;
+                            }
+                            x
+                        });
+                        for h in 0..H {
+                            let k = bytes[at[h] + j];
+                            for c in 0..C {
+                                // SAFETY: AVX-512 is enabled (the contract).
+                                acc[c][h] = unsafe { $madd(acc[c][h], k, acc[c][h], x[c]) };
+                            }
+                        }
+                    }
+                }
+                for c in 0..C {
+                    sums[c][..H].copy_from_slice(&acc[c]);
+                }
+            }
+
             let blocks = n.div_ceil(64);
-            let (mut hot, mut n_hot) = seed_hot(&keys, m, n);
+            // A layout of at most HOT slots is all hot from the start (no
+            // seeding scan); a chunk's pass B skips the slots without rows.
+            let (mut hot, mut n_hot) = if t.counts.len() <= HOT {
+                every_slot(&keys, t.counts.len())
+            } else {
+                seed_hot(&keys, m, n)
+            };
             let mut scalar_rest = false;
             let mut masks = [[0u64; HOT]; CHUNK_BLOCKS];
             let mut c0 = 0;
@@ -136,7 +251,14 @@ macro_rules! sum_leaf {
                 let c1 = blocks.min(c0 + CHUNK_BLOCKS);
                 if scalar_rest {
                     // The rest of the call in one go: the scalar twin.
-                    crate::arch::scalar::grouped::add_range(t, keys, values, m, c0 * 64, n);
+                    crate::arch::scalar::grouped::add_range(
+                        t,
+                        keys,
+                        (values, weights),
+                        m,
+                        c0 * 64,
+                        n,
+                    );
                     break;
                 }
                 // Pass A: the hot slots' masks and counts; the other rows
@@ -144,6 +266,7 @@ macro_rules! sum_leaf {
                 let mut others = 0usize;
                 let mut pending = [HotKey::default(); HOT];
                 let mut n_pending = 0;
+                let mut seen = [0u64; HOT];
                 for b in c0..c1 {
                     let l = lim(n, b);
                     let w = m.word(b) & l;
@@ -154,13 +277,14 @@ macro_rules! sum_leaf {
                     for h in 0..n_hot {
                         t.counts[hot[h].slot] += u64::from(hm[h].count_ones());
                         covered |= hm[h];
+                        seen[h] |= hm[h];
                     }
                     masks[b - c0] = hm;
                     let mut rest = w & !covered;
                     while rest != 0 {
                         let i = b * 64 + rest.trailing_zeros() as usize;
                         let slot = keys.slot(i);
-                        t.add_row(slot, i, values);
+                        t.add_row(slot, i, values, weights);
                         others += 1;
                         if n_hot + n_pending < HOT
                             && !pending[..n_pending].iter().any(|p| p.slot == slot)
@@ -172,45 +296,84 @@ macro_rules! sum_leaf {
                         rest &= rest - 1;
                     }
                 }
-                // Pass B: each column's hot sums, in registers over the chunk.
-                if n_hot > 0 {
-                    for (c, col) in values.iter().enumerate() {
-                        // SAFETY: AVX-512 is enabled; the chunk's blocks are
-                        // inside `col` (n rows), loads of a partial block are
-                        // masked to its rows; `at` indexes the table's lanes.
-                        unsafe {
-                            let mut acc = [$zero(); HOT];
-                            for h in 0..n_hot {
-                                let $acc = &mut acc[h];
+                // The hot slots with rows in this chunk.
+                let mut active = [0usize; HOT];
+                let mut n_active = 0;
+                for h in 0..n_hot {
+                    if seen[h] != 0 {
+                        active[n_active] = h;
+                        n_active += 1;
+                    }
+                }
+                // Pass B: the columns' hot sums, in registers over the
+                // chunk, up to three columns a pass (two with more than five
+                // hot slots, so the accumulators fit the registers).
+                let run = if n_active <= 5 { 3 } else { 2 };
+                let mut c = 0;
+                while c < values.len() && n_active > 0 {
+                    let k = run.min(values.len() - c);
+                    let wt = |i: usize| weights.get(c + i).copied().flatten();
+                    // SAFETY: AVX-512 is enabled; the chunk's blocks are
+                    // inside every column (n rows); `at` indexes the
+                    // table's lanes.
+                    unsafe {
+                        let mut acc = [[$zero(); HOT]; 3];
+                        for i in 0..k {
+                            for h in 0..n_active {
+                                let $acc = &mut acc[i][h];
                                 let $sums = &*t.sums;
-                                let $at = (hot[h].slot * t.columns + c) * t.lanes;
+                                let $at = (hot[active[h]].slot * t.columns + c + i) * t.lanes;
                                 $fetch;
                             }
-                            for b in c0..c1 {
-                                let l = lim(n, b);
-                                let base = col.as_ptr().add(b * 64);
-                                let hm = &masks[b - c0];
-                                for j in 0..8 {
-                                    let p = base.wrapping_add(8 * j);
-                                    let x = if l == !0 {
-                                        $loadu(p.cast())
-                                    } else {
-                                        $loadz((l >> (8 * j)) as u8, p.cast())
-                                    };
-                                    for h in 0..n_hot {
-                                        let k = (hm[h] >> (8 * j)) as u8;
-                                        acc[h] = $madd(acc[h], k, acc[h], x);
-                                    }
+                        }
+                        let span = (c0, c1, n);
+                        macro_rules! pass {
+                            ($k:literal) => {{
+                                let cols: [&[$t]; $k] = core::array::from_fn(|i| values[c + i]);
+                                let wts: [Option<&[u16]>; $k] = core::array::from_fn(wt);
+                                match n_active {
+                                    1 => col_pass::<1, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    2 => col_pass::<2, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    3 => col_pass::<3, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    4 => col_pass::<4, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    5 => col_pass::<5, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    6 => col_pass::<6, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    7 => col_pass::<7, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
+                                    _ => col_pass::<8, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    ),
                                 }
-                            }
-                            for h in 0..n_hot {
-                                let $acc2 = acc[h];
+                            }};
+                        }
+                        match k {
+                            1 => pass!(1),
+                            2 => pass!(2),
+                            _ => pass!(3),
+                        }
+                        for i in 0..k {
+                            for h in 0..n_active {
+                                let $acc2 = acc[i][h];
                                 let $sums2 = &mut *t.sums;
-                                let $at2 = (hot[h].slot * t.columns + c) * t.lanes;
+                                let $at2 = (hot[active[h]].slot * t.columns + c + i) * t.lanes;
                                 $put;
                             }
                         }
                     }
+                    c += k;
                 }
                 hot[n_hot..n_hot + n_pending].copy_from_slice(&pending[..n_pending]);
                 n_hot += n_pending;
@@ -222,6 +385,24 @@ macro_rules! sum_leaf {
             }
         }
     };
+}
+
+/// Every slot of a layout of `slots` (at most [`HOT`]) slots, as hot keys.
+fn every_slot(keys: &KeyCols<'_>, slots: usize) -> ([HotKey; HOT], usize) {
+    let mut hot = [HotKey::default(); HOT];
+    for (slot, h) in hot.iter_mut().enumerate().take(slots) {
+        let (a, b) = match *keys {
+            KeyCols::Pair {
+                a_lo, b_lo, b_span, ..
+            } => (
+                a_lo.wrapping_add((slot / b_span) as u8),
+                b_lo.wrapping_add((slot % b_span) as u8),
+            ),
+            _ => (slot as u8, 0),
+        };
+        *h = HotKey { slot, a, b };
+    }
+    (hot, slots.min(HOT))
 }
 
 /// The first distinct slots (up to [`HOT`]) among the first counted rows
@@ -290,35 +471,103 @@ sum_leaf!(
     f64,
     __m512d,
     _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_maskz_loadu_pd,
     _mm512_mask_add_pd,
+    |p| _mm512_loadu_pd(p),
+    |k, p| _mm512_maskz_loadu_pd(k, p),
+    |x, w| _mm512_mul_pd(x, _mm512_cvtepi64_pd(w)),
+    false,
+    |acc, x, m| {
+        let _ = (acc, x, m);
+    },
     |acc, sums, at| *acc = _mm512_loadu_pd(sums.as_ptr().add(at)),
     |acc, sums, at| _mm512_storeu_pd(sums.as_mut_ptr().add(at), acc)
 );
-sum_leaf!(
+
+/// An integer leaf: eight rows loaded (and widened to 64 bits) per vector,
+/// each hot slot's 64-bit lanes reduced into its one sum at the end of a
+/// chunk (integer sums wrap, so any order gives the same sum).
+macro_rules! int_leaf {
+    ($name:ident, $t:ty, $sum:ty, |$pf:ident| $full:expr, |$pk:ident, $pp:ident| $part:expr) => {
+        int_leaf!($name, $t, $sum, |$pf| $full, |$pk, $pp| $part, false);
+    };
+    ($name:ident, $t:ty, $sum:ty, |$pf:ident| $full:expr, |$pk:ident, $pp:ident| $part:expr,
+     $byte_sums:literal) => {
+        sum_leaf!(
+            $name,
+            $t,
+            __m512i,
+            _mm512_setzero_si512,
+            _mm512_mask_add_epi64,
+            |$pf| $full,
+            |$pk, $pp| $part,
+            |x, w| _mm512_mullo_epi64(x, w),
+            $byte_sums,
+            |acc, x, m| *acc = _mm512_add_epi64(
+                *acc,
+                _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, x), _mm512_setzero_si512())
+            ),
+            |acc, sums, at| {
+                let _ = (acc, sums, at);
+            },
+            |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as $sum)
+        );
+    };
+}
+
+int_leaf!(
     sum_i64,
     i64,
-    __m512i,
-    _mm512_setzero_si512,
-    _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi64,
-    _mm512_mask_add_epi64,
-    |acc, sums, at| {
-        let _ = (acc, sums, at);
-    },
-    |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc))
+    i64,
+    |p| _mm512_loadu_si512(p.cast()),
+    |k, p| _mm512_maskz_loadu_epi64(k, p.cast())
 );
-sum_leaf!(
+int_leaf!(
     sum_u64,
     u64,
-    __m512i,
-    _mm512_setzero_si512,
-    _mm512_loadu_si512,
-    _mm512_maskz_loadu_epi64,
-    _mm512_mask_add_epi64,
-    |acc, sums, at| {
-        let _ = (acc, sums, at);
-    },
-    |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as u64)
+    u64,
+    |p| _mm512_loadu_si512(p.cast()),
+    |k, p| _mm512_maskz_loadu_epi64(k, p.cast())
+);
+int_leaf!(
+    sum_i32,
+    i32,
+    i64,
+    |p| _mm512_cvtepi32_epi64(_mm256_loadu_si256(p.cast())),
+    |k, p| _mm512_cvtepi32_epi64(_mm256_maskz_loadu_epi32(k, p.cast()))
+);
+int_leaf!(
+    sum_u32,
+    u32,
+    u64,
+    |p| _mm512_cvtepu32_epi64(_mm256_loadu_si256(p.cast())),
+    |k, p| _mm512_cvtepu32_epi64(_mm256_maskz_loadu_epi32(k, p.cast()))
+);
+int_leaf!(
+    sum_i16,
+    i16,
+    i64,
+    |p| _mm512_cvtepi16_epi64(_mm_loadu_si128(p.cast())),
+    |k, p| _mm512_cvtepi16_epi64(_mm_maskz_loadu_epi16(k, p.cast()))
+);
+int_leaf!(
+    sum_u16,
+    u16,
+    u64,
+    |p| _mm512_cvtepu16_epi64(_mm_loadu_si128(p.cast())),
+    |k, p| _mm512_cvtepu16_epi64(_mm_maskz_loadu_epi16(k, p.cast()))
+);
+int_leaf!(
+    sum_i8,
+    i8,
+    i64,
+    |p| _mm512_cvtepi8_epi64(_mm_loadl_epi64(p.cast())),
+    |k, p| _mm512_cvtepi8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast()))
+);
+int_leaf!(
+    sum_u8,
+    u8,
+    u64,
+    |p| _mm512_cvtepu8_epi64(_mm_loadl_epi64(p.cast())),
+    |k, p| _mm512_cvtepu8_epi64(_mm_maskz_loadu_epi8(u16::from(k), p.cast())),
+    true
 );
