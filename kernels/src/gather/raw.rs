@@ -152,7 +152,7 @@ pub(crate) fn run_checked(
         // The next block's indices, so that its check finds them in cache;
         // not after a sorted block, whose indices (and rows) the hardware
         // prefetcher already streams (the extra hints cost about 5% there,
-        // bench/results/2026-12-02-kernels-zen4.md).
+        // bench/results/2026-12-01-kernels-streaming-take-hll-zen4.md).
         if !dense {
             idx.prefetch(end, end.saturating_add(step));
         }
