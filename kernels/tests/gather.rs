@@ -85,7 +85,9 @@ fn levels() -> Vec<Kernels> {
     v
 }
 
-const MAX_LEN: usize = if cfg!(miri) { 24 } else { 300 };
+/// Lengths swept: natively 0..=300; under Miri 0..=17, every tail of the
+/// widest hardware-gather leaf (8 lanes) after zero, one and two vectors.
+const MAX_LEN: usize = if cfg!(miri) { 17 } else { 300 };
 
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
@@ -278,7 +280,14 @@ fn out_of_range_in_a_later_block() {
     let mut rng = Rng::new(11);
     let src_len = 4096;
     let src: Vec<u64> = (0..src_len).map(|_| rng.next()).collect();
-    for pattern in [Pattern::Random, Pattern::Sorted] {
+    // Under Miri random indices only: the pattern only picks the prefetch
+    // hint, which Miri does not model.
+    let patterns: &[Pattern] = if cfg!(miri) {
+        &[Pattern::Random]
+    } else {
+        &[Pattern::Random, Pattern::Sorted]
+    };
+    for &pattern in patterns {
         let positions: &[usize] = if cfg!(miri) {
             &[BLOCK, n - 1]
         } else {
