@@ -220,7 +220,7 @@ fn short_output_is_an_error() {
 }
 
 /// Columns of 16 MiB and more write their bitmap with non-temporal stores
-/// (under Miri that path starts at 256 bytes, so the sweeps above run it):
+/// (under Miri that path starts at 128 bytes, so the sweeps above run it):
 /// natively, one column per width just past the switch, at an odd length
 /// and start, equals the scalar twin at every level, and its `and` form
 /// still ands.

@@ -57,9 +57,8 @@ mod miri_model {
 /// column streams through and evicts the caches anyway, and a plain store
 /// first reads each output line from DRAM (a read-for-ownership), which for
 /// a u8 column is an eighth more traffic on top of the column's own read.
-/// Under Miri a few words' worth, so the tests run this path at every
-/// length.
-const STREAM_MIN_BYTES: usize = if cfg!(miri) { 256 } else { 16 << 20 };
+/// Under Miri 128 bytes, so the tests' short columns run both paths.
+const STREAM_MIN_BYTES: usize = if cfg!(miri) { 128 } else { 16 << 20 };
 
 /// Writes output word `blk` with a non-temporal store (a plain store under
 /// Miri, which has no model of the cache hint).
