@@ -33,6 +33,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::arch::dispatch;
+use crate::cpu::Level;
 use crate::hash::{as_u64, hash_u64};
 use crate::mask::{Mask, Resolved};
 use crate::{Error, Kernels};
@@ -418,6 +419,29 @@ impl Kernels {
         let flush = |k: &[u64], sketch: &mut HyperLogLog| self.hll_add_u64_column(sketch, k);
         match mask.into().resolve(n)? {
             Resolved::Bits(m) if m.is_all() => self.hll_add_u64_column(sketch, keys),
+            // AVX-512 hashes 8 keys at a time under the mask and compresses
+            // the counted lanes' updates; the scalar level walks the set
+            // bits; AVX2 (no compress) stages the keys for its vector hash.
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            Resolved::Bits(m) if self.level() == Level::Avx512 => {
+                let (p, seed) = (u32::from(sketch.p), sketch.seed);
+                // SAFETY: this handle's level is AVX-512, so the CPU has it;
+                // a sketch has 4 <= p <= 18 and 2^p registers; `resolve`
+                // checked that the mask covers the n rows.
+                unsafe {
+                    crate::arch::x86_64::avx512::hll::add_u64_masked(
+                        &mut sketch.registers,
+                        p,
+                        seed,
+                        keys,
+                        m,
+                    )
+                };
+            }
+            Resolved::Bits(m) if self.level() != Level::Avx2 => {
+                let (p, seed) = (u32::from(sketch.p), sketch.seed);
+                crate::arch::scalar::hll::add_u64_masked(&mut sketch.registers, p, seed, keys, m);
+            }
             Resolved::Bits(m) => {
                 for b in 0..n.div_ceil(64) {
                     let rows = (n - b * 64).min(64);

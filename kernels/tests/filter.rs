@@ -218,3 +218,37 @@ fn short_output_is_an_error() {
         );
     }
 }
+
+/// Columns of 16 MiB and more write their bitmap with non-temporal stores
+/// (under Miri that path starts at 128 bytes, so the sweeps above run it):
+/// natively, one column per width just past the switch, at an odd length
+/// and start, equals the scalar twin at every level, and its `and` form
+/// still ands.
+#[test]
+#[cfg_attr(miri, ignore = "the sweeps cover the streaming path under Miri")]
+fn columns_past_the_streaming_switch_equal_scalar() {
+    fn check<T: Gen>(rows: usize, c: T) {
+        let buf: Vec<T> = column(Pattern::Any, rows + 1, 7);
+        let v = &buf[1..];
+        let mut want = vec![0u64; rows.div_ceil(64)];
+        Kernels::scalar()
+            .filter(v, Predicate::Cmp(CmpOp::Lt, c), &mut want)
+            .unwrap();
+        assert!(want.iter().any(|&w| w != 0) && want.iter().any(|&w| w != !0));
+        for k in simd_levels() {
+            let mut got = vec![!0u64; want.len() + 1];
+            k.filter(v, Predicate::Cmp(CmpOp::Lt, c), &mut got[..want.len()])
+                .unwrap();
+            assert!(got[..want.len()] == want[..], "{} {}", k.level(), T::NAME);
+            assert_eq!(got[want.len()], !0, "a word past the bitmap was written");
+            let mut and = vec![0x5555_5555_5555_5555u64; want.len()];
+            k.filter_and(v, Predicate::Cmp(CmpOp::Lt, c), &mut and)
+                .unwrap();
+            let w: Vec<u64> = want.iter().map(|w| w & 0x5555_5555_5555_5555).collect();
+            assert!(and == w, "and {} {}", k.level(), T::NAME);
+        }
+    }
+    check::<u8>((16 << 20) + 77, 100);
+    check::<u16>((8 << 20) + 77, 30_000);
+    check::<i64>((2 << 20) + 77, 0);
+}

@@ -85,7 +85,9 @@ fn levels() -> Vec<Kernels> {
     v
 }
 
-const MAX_LEN: usize = if cfg!(miri) { 24 } else { 300 };
+/// Lengths swept: natively 0..=300; under Miri 0..=17, every tail of the
+/// widest hardware-gather leaf (8 lanes) after zero, one and two vectors.
+const MAX_LEN: usize = if cfg!(miri) { 17 } else { 300 };
 
 #[derive(Clone, Copy, Debug)]
 enum Pattern {
@@ -226,22 +228,28 @@ fn check_out_of_range<T: Val, I: Ix>(seed: u64) {
     }
 }
 
+/// Every value type with both index widths; under Miri one value type per
+/// leaf width (8, 4 and 1 bytes) with both index widths, since the typed
+/// layer hands i64/u64/f64 (and i32/u32/f32) to the same width-only leaf,
+/// so the other types run exactly that code.
 macro_rules! each_type {
     ($f:ident, $seed:expr) => {
         $f::<i64, u32>($seed);
-        $f::<i64, u64>($seed + 1);
-        $f::<u64, u32>($seed + 2);
-        $f::<u64, u64>($seed + 3);
-        $f::<f64, u32>($seed + 4);
         $f::<f64, u64>($seed + 5);
-        $f::<i32, u32>($seed + 6);
-        $f::<i32, u64>($seed + 7);
-        $f::<u32, u32>($seed + 8);
-        $f::<u32, u64>($seed + 9);
         $f::<f32, u32>($seed + 10);
-        $f::<f32, u64>($seed + 11);
+        $f::<u32, u64>($seed + 9);
         $f::<u8, u32>($seed + 12);
         $f::<u8, u64>($seed + 13);
+        if !cfg!(miri) {
+            $f::<i64, u64>($seed + 1);
+            $f::<u64, u32>($seed + 2);
+            $f::<u64, u64>($seed + 3);
+            $f::<f64, u32>($seed + 4);
+            $f::<i32, u32>($seed + 6);
+            $f::<i32, u64>($seed + 7);
+            $f::<u32, u32>($seed + 8);
+            $f::<f32, u64>($seed + 11);
+        }
     };
 }
 
@@ -272,7 +280,14 @@ fn out_of_range_in_a_later_block() {
     let mut rng = Rng::new(11);
     let src_len = 4096;
     let src: Vec<u64> = (0..src_len).map(|_| rng.next()).collect();
-    for pattern in [Pattern::Random, Pattern::Sorted] {
+    // Under Miri random indices only: the pattern only picks the prefetch
+    // hint, which Miri does not model.
+    let patterns: &[Pattern] = if cfg!(miri) {
+        &[Pattern::Random]
+    } else {
+        &[Pattern::Random, Pattern::Sorted]
+    };
+    for &pattern in patterns {
         let positions: &[usize] = if cfg!(miri) {
             &[BLOCK, n - 1]
         } else {
@@ -708,4 +723,27 @@ fn take_and_masked_gather_equal_naive() {
             len: 2
         })
     );
+}
+
+/// A take large enough to ask for huge pages for its output (4 MiB and
+/// more) still equals the naive loop, at every level, with the output not
+/// starting on a 2 MiB boundary in general; one past the switch too.
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "4 MiB outputs are too slow for Miri; the advice is compiled out there"
+)]
+fn large_takes_equal_naive() {
+    let mut rng = Rng::new(21);
+    let src: Vec<u64> = (0..100_000).map(|_| rng.next()).collect();
+    for n in [(4 << 20) / 8 + 4099, (4 << 20) / 4 + 1] {
+        let idx: Vec<u32> = (0..n).map(|_| rng.below(src.len()) as u32).collect();
+        let want = naive(&src, &idx);
+        for k in levels() {
+            assert!(k.take(&src, &idx).unwrap() == want, "{}", k.level());
+        }
+        let small: Vec<u32> = src.iter().map(|&x| x as u32).collect();
+        let want: Vec<u32> = idx.iter().map(|&i| small[i as usize]).collect();
+        assert!(keel_kernels::gather::take(&small, &idx).unwrap() == want);
+    }
 }

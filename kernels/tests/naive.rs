@@ -41,7 +41,11 @@ fn check_min_max_count<T: Gen>(seed: u64) {
     let mut r = Rng(seed);
     for &p in PATTERNS {
         for &nulls in NULLS {
-            for len in lens().into_iter().step_by(if cfg!(miri) { 1 } else { 7 }) {
+            // Under Miri up to 65 rows (two blocks, a partial one among
+            // them): this holds the scalar twin to sorting, whose cost under
+            // Miri grows with the length; the longer sweeps run natively.
+            let lens = lens().into_iter().filter(|&l| !cfg!(miri) || l <= 65);
+            for len in lens.step_by(if cfg!(miri) { 1 } else { 7 }) {
                 let v: Vec<T> = column(p, len, r.next());
                 let val = validity(nulls, len, r.next());
                 let val = val.as_deref();

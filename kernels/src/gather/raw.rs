@@ -149,8 +149,13 @@ pub(crate) fn run_checked(
             });
         }
         let dense = idx.looks_dense(start, end, DENSE_ROWS_PER_INDEX);
-        // The next block's indices, so that its check finds them in cache.
-        idx.prefetch(end, end.saturating_add(step));
+        // The next block's indices, so that its check finds them in cache;
+        // not after a sorted block, whose indices (and rows) the hardware
+        // prefetcher already streams (the extra hints cost about 5% there,
+        // bench/results/2026-12-01-kernels-streaming-take-hll-zen4.md).
+        if !dense {
+            idx.prefetch(end, end.saturating_add(step));
+        }
         for (s, d) in srcs.iter().zip(dsts.iter_mut()) {
             // SAFETY: every index in start..end was just checked to be below
             // `len`, the common length of all sources.

@@ -1,6 +1,7 @@
 //! Scalar twins of the HyperLogLog kernels: the oracle every other level
 //! must equal register for register.
 
+use crate::arch::mask::RowMask;
 use crate::arch::scalar::hash::hash_u64;
 
 /// Register index and rank of hash `h` at precision `p` (4..=18): the index
@@ -20,6 +21,24 @@ pub(crate) fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
         let (i, r) = index_rank(hash_u64(k, seed), p);
         if r > regs[i] {
             regs[i] = r;
+        }
+    }
+}
+
+/// Adds each key of `keys` whose row `m` counts, hashed with `seed`.
+/// `regs.len() == 1 << p` is checked by the caller; `m` covers the rows.
+pub(crate) fn add_u64_masked(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], m: RowMask<'_>) {
+    let n = keys.len();
+    for b in 0..n.div_ceil(64) {
+        let rows = (n - b * 64).min(64);
+        let mut w = m.word(b) & (!0u64 >> (64 - rows));
+        while w != 0 {
+            let k = keys[b * 64 + w.trailing_zeros() as usize];
+            let (i, r) = index_rank(hash_u64(k, seed), p);
+            if r > regs[i] {
+                regs[i] = r;
+            }
+            w &= w - 1;
         }
     }
 }

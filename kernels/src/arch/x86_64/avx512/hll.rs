@@ -7,10 +7,16 @@
 use core::arch::x86_64::*;
 
 use super::hash::Mixer;
+use crate::arch::mask::RowMask;
 use crate::arch::scalar::hll as scalar;
 
 /// Keys per block: 1 KiB of packed updates on the stack.
 const BLOCK: usize = 256;
+
+/// Keys the masked add stages before hashing them: a block's worth (so
+/// the flush hashes whole blocks), or under Miri a few, so that short test
+/// columns cross a flush.
+const MASKED_FLUSH: usize = if cfg!(miri) { 16 } else { BLOCK };
 
 /// Eight hashes to eight packed `(index << 8) | rank` dwords.
 ///
@@ -64,6 +70,94 @@ pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
         scalar::apply_packed(regs, &packed);
     }
     scalar::add_u64(regs, p, seed, chunks.remainder());
+}
+
+/// Eight keys with the lanes of `k` moved to the front (`vpcompressq`,
+/// register form: the memory form is microcoded on Zen 4). Under Miri,
+/// which has no model of it, a lane-by-lane model.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512 F.
+#[inline(always)]
+unsafe fn compress8(k: u8, v: __m512i) -> __m512i {
+    #[cfg(not(miri))]
+    // SAFETY: AVX-512 F, the caller's contract.
+    unsafe {
+        _mm512_maskz_compress_epi64(k, v)
+    }
+    #[cfg(miri)]
+    {
+        // SAFETY: __m512i and [u64; 8] have the same size, every bit
+        // pattern valid.
+        let a: [u64; 8] = unsafe { core::mem::transmute(v) };
+        let mut r = [0u64; 8];
+        let mut n = 0;
+        for (i, &x) in a.iter().enumerate() {
+            if k >> i & 1 == 1 {
+                r[n] = x;
+                n += 1;
+            }
+        }
+        // SAFETY: as above.
+        unsafe { core::mem::transmute::<[u64; 8], __m512i>(r) }
+    }
+}
+
+/// AVX-512 twin of `arch::scalar::hll::add_u64_masked`: the counted keys
+/// of every 8 rows are loaded (masked: only counted rows are read) and
+/// compressed to the front of a stage, which is hashed and applied a
+/// block at a time by [`add_u64`]. So only counted keys are hashed, and
+/// no bit is extracted one at a time nor any selection vector written.
+///
+/// # Safety
+///
+/// As [`add_u64`]; `m` covers `keys.len()` rows.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+pub(crate) unsafe fn add_u64_masked(
+    regs: &mut [u8],
+    p: u32,
+    seed: u64,
+    keys: &[u64],
+    m: RowMask<'_>,
+) {
+    let n = keys.len();
+    // Room for one more 64-row block past a flush point.
+    let mut stage = [0u64; BLOCK + 64];
+    let mut fill = 0;
+    for b in 0..n.div_ceil(64) {
+        let rows = n - b * 64;
+        let lim = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
+        let w = m.word(b) & lim;
+        if w == 0 {
+            continue;
+        }
+        // No branch on an empty group of 8: at sparse selections it would
+        // mispredict often, and an empty group stores nothing that counts.
+        for j in 0..8 {
+            let k = (w >> (8 * j)) as u8;
+            // SAFETY: the masked load enables only lanes of counted rows,
+            // all below n (`lim`), at an address formed with wrapping_add.
+            // A block starts with fill < MASKED_FLUSH (flushed at >=) and
+            // each group adds at most 8, so this 8-lane store ends below
+            // MASKED_FLUSH + 64 <= stage.len(). AVX-512 is enabled.
+            unsafe {
+                let q = keys.as_ptr().wrapping_add(64 * b + 8 * j);
+                let x = _mm512_maskz_loadu_epi64(k, q.cast());
+                _mm512_storeu_si512(stage.as_mut_ptr().add(fill).cast(), compress8(k, x));
+            }
+            fill += k.count_ones() as usize;
+        }
+        if fill >= MASKED_FLUSH {
+            // SAFETY: forwarded contract.
+            unsafe { add_u64(regs, p, seed, &stage[..fill]) };
+            fill = 0;
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { add_u64(regs, p, seed, &stage[..fill]) };
 }
 
 /// AVX-512 twin of `arch::scalar::hll::add_hashes`.
