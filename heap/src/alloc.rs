@@ -115,7 +115,14 @@ impl HeapCore {
             let (p, fresh);
             if !m.free.is_null() {
                 p = m.free;
-                m.free = p.cast::<*mut u8>().read();
+                let next = p.cast::<*mut u8>().read();
+                // The double-free check of a block freed since it was last
+                // handed out: its free mark, on the line just read. A block
+                // on the list twice lost the mark at its first hand-out.
+                if key_slot(p).read() != l.free_key {
+                    crate::report::report_changed(p);
+                }
+                m.free = next;
                 fresh = false;
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
@@ -175,6 +182,7 @@ impl HeapCore {
                 // An empty slab of any class: its pages are resident.
                 let m = l.parked;
                 slab::unpark(&mut l.parked, m);
+                self.check_emptied(m);
                 let fresh = (*m).zero_tail() && (*m).bump == 0;
                 slab::init(slab::base_of(m), c, fresh)
             } else {

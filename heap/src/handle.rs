@@ -138,7 +138,7 @@ impl Heap {
         }
         // SAFETY: the handle owns the heap; forwarded contract. An error
         // is described before anything changes.
-        unsafe { self.core().free(ptr).map_err(|e| e.describe()) }
+        unsafe { self.core().free_looking(ptr).map_err(|e| e.describe()) }
     }
 
     /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On
