@@ -179,12 +179,19 @@ impl HeapCore {
             }
             let l = self.local();
             let m = if !l.parked.is_null() {
-                // An empty slab of any class: its pages are resident.
+                // An empty slab of any class: its pages are resident. One of
+                // this class is taken back as it is (its free list's blocks
+                // are checked as they go out); another is checked whole and
+                // made over.
                 let m = l.parked;
                 slab::unpark(&mut l.parked, m);
-                self.check_emptied(m);
-                let fresh = (*m).zero_tail() && (*m).bump == 0;
-                slab::init(slab::base_of(m), c, fresh)
+                if (*m).class1 as usize == c + 1 {
+                    m
+                } else {
+                    self.check_emptied(m);
+                    let fresh = (*m).zero_tail() && (*m).bump == 0;
+                    slab::init(slab::base_of(m), c, fresh)
+                }
             } else {
                 let Some((b, z)) = self.block(SLAB_ORDER) else {
                     return ptr::null_mut();

@@ -211,8 +211,9 @@ impl HeapCore {
     ///   multiply) and below the objects ever handed out: an interior free;
     /// - it is not the head of the slab's free list (glibc's "fasttop"
     ///   check): an immediate double free;
-    /// - the slab has a live block at all: a free into a slab whose blocks
-    ///   are all free is a double free.
+    /// - the slab has a live block at all (read with its count, in
+    ///   `push_small`): a free into a slab whose blocks are all free is a
+    ///   double free.
     ///
     /// Then the process's free mark is written into the block's second
     /// word, unread. Any other double free is caught at the allocation that
@@ -264,7 +265,7 @@ impl HeapCore {
             let suspect = if LOOK {
                 (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 || (*m).used == 0
             } else {
-                ptr::eq(p, (*m).free) | (l.key_mask == 0) | ((*m).used == 0)
+                ptr::eq(p, (*m).free) | (l.key_mask == 0)
             };
             if suspect {
                 let r = self.free_small_checked(p, m, c);
@@ -299,10 +300,6 @@ impl HeapCore {
             if p.addr() & (SLAB - 1) >= (*m).bump as usize {
                 return Err(Bad::interior(p));
             }
-            if (*m).used == 0 {
-                // Every block of the slab is free already.
-                return Err(Bad::double_free(p));
-            }
             if self.local().key_mask == 0 {
                 // A block pushed twice by racing freers.
                 self.confirm_small_free(p, m, false)?;
@@ -312,33 +309,70 @@ impl HeapCore {
     }
 
     /// Puts checked small block `p` of our slab `m` (class `c`) on the
-    /// slab's free list.
+    /// slab's free list. A slab with no live block takes no free: that is
+    /// a double free (found here, where the count is read anyway).
     ///
     /// # Safety
-    /// Owner only; `p` is a live object of `m` (so `m` has one), marked free.
+    /// Owner only; `p` is an object of `m`, marked free.
     #[inline(always)]
     unsafe fn push_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
-            debug_assert!((*m).used != 0);
+            let used = (*m).used;
+            if used <= 1 {
+                return self.push_last(p, m, c, used);
+            }
+            self.link_small(p, m, c, used);
+            Ok(())
+        }
+    }
+
+    /// [`push_small`](Self::push_small) for a slab with at most one live
+    /// block: refuses the free if it has none, else frees its last block.
+    ///
+    /// # Safety
+    /// As `push_small`; `used == (*m).used`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn push_last(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        c: usize,
+        used: u16,
+    ) -> Result<(), Bad> {
+        if used == 0 {
+            return Err(Bad::double_free(p));
+        }
+        // SAFETY: forwarded; the slab has the live block `p`.
+        unsafe {
+            self.link_small(p, m, c, used);
+            self.slab_emptied(m, c)
+        }
+    }
+
+    /// Links `p` onto slab `m`'s free list and counts it freed.
+    ///
+    /// # Safety
+    /// As `push_small`; `used == (*m).used > 0`.
+    #[inline(always)]
+    unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize, used: u16) {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
             let l = self.local();
             p.cast::<*mut u8>().write((*m).free);
             (*m).free = p;
-            (*m).used -= 1;
+            (*m).used = used - 1;
             if !(*m).in_bin() {
                 slab::push_front(&mut l.bins[c], m);
             }
             l.counters.freed += class_size(c) as u64;
-            if (*m).used == 0 {
-                return self.slab_emptied(m, c);
-            }
-            Ok(())
         }
     }
 
     /// [`free_local_in`](Self::free_local_in) for a suspect block (the
     /// free list's head, one carrying the free mark, one of a slab with no
-    /// live block) or any block with the checker on: looks it up before
+    /// live block, with `LOOK`) or any block with the checker on: looks it up before
     /// freeing.
     ///
     /// # Safety
@@ -555,7 +589,9 @@ impl HeapCore {
     /// free that no check at free time caught can make a slab count no
     /// live block while one is still in use; this walk is what keeps such
     /// a block from being handed out again from a fresh slab. One pass over
-    /// the free list, once per slab reuse (which writes those lines anyway).
+    /// the free list, when a slab is made over for another class or given
+    /// back (an empty slab taken back by its own class keeps its free list,
+    /// whose blocks the allocations check one by one).
     ///
     /// # Safety
     /// Owner only; `m` is an empty slab of ours.
