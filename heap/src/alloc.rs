@@ -180,10 +180,20 @@ impl HeapCore {
             let l = self.local();
             let m = if !l.parked.is_null() {
                 // An empty slab of any class: its pages are resident. One of
-                // this class is taken back as it is (its free list's blocks
-                // are checked as they go out); another is checked whole and
-                // made over.
-                let m = l.parked;
+                // this class (among the first few) is taken back as it is,
+                // its free list's blocks checked as they go out; another is
+                // checked whole and made over.
+                let mut m = l.parked;
+                let mut n = m;
+                for _ in 0..8 {
+                    if n.is_null() || (*n).class1 as usize == c + 1 {
+                        break;
+                    }
+                    n = (*n).next;
+                }
+                if !n.is_null() {
+                    m = n;
+                }
                 slab::unpark(&mut l.parked, m);
                 if (*m).class1 as usize == c + 1 {
                     m
