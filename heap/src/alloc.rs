@@ -115,7 +115,14 @@ impl HeapCore {
             let (p, fresh);
             if !m.free.is_null() {
                 p = m.free;
-                m.free = p.cast::<*mut u8>().read();
+                let next = p.cast::<*mut u8>().read();
+                // The double-free check of a block freed since it was last
+                // handed out: its free mark, on the line just read. A block
+                // on the list twice lost the mark at its first hand-out.
+                if key_slot(p).read() != l.free_key {
+                    crate::report::report_changed(p);
+                }
+                m.free = next;
                 fresh = false;
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
@@ -172,11 +179,29 @@ impl HeapCore {
             }
             let l = self.local();
             let m = if !l.parked.is_null() {
-                // An empty slab of any class: its pages are resident.
-                let m = l.parked;
+                // An empty slab of any class: its pages are resident. One of
+                // this class (among the first few) is taken back as it is,
+                // its free list's blocks checked as they go out; another is
+                // checked whole and made over.
+                let mut m = l.parked;
+                let mut n = m;
+                for _ in 0..8 {
+                    if n.is_null() || (*n).class1 as usize == c + 1 {
+                        break;
+                    }
+                    n = (*n).next;
+                }
+                if !n.is_null() {
+                    m = n;
+                }
                 slab::unpark(&mut l.parked, m);
-                let fresh = (*m).zero_tail() && (*m).bump == 0;
-                slab::init(slab::base_of(m), c, fresh)
+                if (*m).class1 as usize == c + 1 {
+                    m
+                } else {
+                    self.check_emptied(m);
+                    let fresh = (*m).zero_tail() && (*m).bump == 0;
+                    slab::init(slab::base_of(m), c, fresh)
+                }
             } else {
                 let Some((b, z)) = self.block(SLAB_ORDER) else {
                     return ptr::null_mut();

@@ -35,23 +35,37 @@ impl HeapCore {
     #[inline]
     pub(crate) unsafe fn free(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: forwarded.
-        unsafe { self.free_in(p, crate::chunk_map::chunk_kind(p.addr())) }
+        unsafe { self.free_in::<false>(p, crate::chunk_map::chunk_kind(p.addr())) }
     }
 
-    /// As [`free`](Self::free), with `kind` the chunk map's entry for `p`
-    /// already read by the caller.
+    /// As [`free`](Self::free), but a small block of this heap is also
+    /// checked for the free mark (a read of the block), so a double free
+    /// that is not immediate is refused here rather than at the
+    /// allocation that would hand the block out again: `Heap::try_free`.
+    ///
+    /// # Safety
+    /// As `free`.
+    #[inline]
+    pub(crate) unsafe fn free_looking(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        unsafe { self.free_in::<true>(p, crate::chunk_map::chunk_kind(p.addr())) }
+    }
+
+    /// As [`free`](Self::free) (or [`free_looking`](Self::free_looking)
+    /// with `LOOK`), with `kind` the chunk map's entry for `p` already read
+    /// by the caller.
     ///
     /// # Safety
     /// As `free`; `kind == chunk_kind(p)`.
     #[inline(always)]
-    pub(crate) unsafe fn free_in(&self, p: *mut u8, kind: u8) -> Result<(), Bad> {
+    pub(crate) unsafe fn free_in<const LOOK: bool>(&self, p: *mut u8, kind: u8) -> Result<(), Bad> {
         if kind == CHUNK_REGION {
             let r = Region::of(p);
             // SAFETY: a region chunk has a live header; `owner` never changes.
             let owner = unsafe { HeapCore::owner_of(r) };
             if ptr::eq(owner, self) {
                 // SAFETY: our own block.
-                return unsafe { self.free_local(p) };
+                return unsafe { self.free_local_in::<false, LOOK>(p) };
             }
             // SAFETY: another heap's live block.
             return unsafe { Self::free_other(owner, p) };
@@ -175,47 +189,54 @@ impl HeapCore {
         Some(unsafe { Self::free_direct(p) })
     }
 
-    /// Frees one of our own region blocks, with the always-on checks.
+    /// Frees one of our own region blocks, with the always-on checks, and
+    /// reports a bad pointer itself (ending the process): no result to pass
+    /// back on the hot path.
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions.
     #[inline(always)]
-    pub(crate) unsafe fn free_local(&self, p: *mut u8) -> Result<(), Bad> {
-        // SAFETY: forwarded.
-        unsafe { self.free_local_in::<false>(p) }
-    }
-
-    /// [`free_local`](Self::free_local) that reports a bad pointer itself
-    /// (and ends the process): no result to pass back on the hot path.
-    ///
-    /// # Safety
-    /// As `free_local`.
-    #[inline(always)]
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) unsafe fn free_local_reporting(&self, p: *mut u8) {
         // SAFETY: forwarded.
-        let _ = unsafe { self.free_local_in::<true>(p) };
+        let _ = unsafe { self.free_local_in::<true, false>(p) };
     }
 
-    /// [`free_local`](Self::free_local); `drained` for a block taken from
-    /// the foreign list, which its freer already checked and marked.
+    /// Frees one of our own region blocks, with the always-on checks of a
+    /// small block, all on the slab's metadata (hot lines; the freed block
+    /// itself, long untouched in a program like Larson's, is only written,
+    /// and a store does not wait for its line):
     ///
-    /// The always-on checks of a small block (cheap enough for every free,
-    /// as glibc's tcache key): its offset in the slab is a multiple of the
-    /// class size (one multiply) and below the objects ever handed out, and
-    /// its second word does not hold the process's free mark, which every
-    /// free writes there and every allocation clears. A block carrying the
-    /// mark is looked up on the slab's free list (after draining the foreign
-    /// list) before it is called a double free, so live data that happens
-    /// to equal the mark is not. With the checker on, every free is looked
-    /// up that way.
+    /// - its offset in the slab is a multiple of the class size (one
+    ///   multiply) and below the objects ever handed out: an interior free;
+    /// - it is not the head of the slab's free list (glibc's "fasttop"
+    ///   check): an immediate double free;
+    /// - the slab has a live block at all (read with its count, in
+    ///   `push_small`): a free into a slab whose blocks are all free is a
+    ///   double free.
+    ///
+    /// Then the process's free mark is written into the block's second
+    /// word, unread. Any other double free is caught at the allocation that
+    /// would hand the block out again: the allocation reads the popped
+    /// block's first word (its link) anyway, and refuses a block without
+    /// the mark there (see `take_from`), and a slab is checked whole before
+    /// it is made over or given back (see `check_emptied`).
+    ///
+    /// With `LOOK` (`Heap::try_free`) the mark is read too, and a block
+    /// carrying it is looked up on the slab's free list (after draining the
+    /// foreign list) before it is called a double free, so live data that
+    /// happens to equal the mark is not. With the checker on, every free is
+    /// looked up that way.
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions.
     /// With `REPORT`, a bad pointer is reported here (ending the process)
     /// and the result is always `Ok`.
     #[inline(always)]
-    unsafe fn free_local_in<const REPORT: bool>(&self, p: *mut u8) -> Result<(), Bad> {
+    unsafe fn free_local_in<const REPORT: bool, const LOOK: bool>(
+        &self,
+        p: *mut u8,
+    ) -> Result<(), Bad> {
         // SAFETY: owner-only state; `p` is in our region. Every call off the
         // common path is in tail position, so nothing lives across one and
         // the inlined path needs few saved registers.
@@ -241,7 +262,12 @@ impl HeapCore {
             }
             let l = self.local();
             // `key_mask` is 0 with the checker on: every block is looked up.
-            if (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 {
+            let suspect = if LOOK {
+                (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 || (*m).used == 0
+            } else {
+                ptr::eq(p, (*m).free) | (l.key_mask == 0)
+            };
+            if suspect {
                 let r = self.free_small_checked(p, m, c);
                 if REPORT && let Err(e) = r {
                     crate::report::report_fatal(e);
@@ -283,31 +309,71 @@ impl HeapCore {
     }
 
     /// Puts checked small block `p` of our slab `m` (class `c`) on the
-    /// slab's free list.
+    /// slab's free list. A slab with no live block takes no free: that is
+    /// a double free (found here, where the count is read anyway).
     ///
     /// # Safety
-    /// Owner only; `p` is a live object of `m`, marked free.
+    /// Owner only; `p` is an object of `m`, marked free.
     #[inline(always)]
     unsafe fn push_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `m` is our slab.
+        unsafe {
+            let used = (*m).used;
+            if used <= 1 {
+                return self.push_last(p, m, c, used);
+            }
+            self.link_small(p, m, c, used);
+            Ok(())
+        }
+    }
+
+    /// [`push_small`](Self::push_small) for a slab with at most one live
+    /// block: refuses the free if it has none, else frees its last block.
+    ///
+    /// # Safety
+    /// As `push_small`; `used == (*m).used`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn push_last(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        c: usize,
+        used: u16,
+    ) -> Result<(), Bad> {
+        if used == 0 {
+            return Err(Bad::double_free(p));
+        }
+        // SAFETY: forwarded; the slab has the live block `p`.
+        unsafe {
+            self.link_small(p, m, c, used);
+            self.slab_emptied(m, c)
+        }
+    }
+
+    /// Links `p` onto slab `m`'s free list and counts it freed.
+    ///
+    /// # Safety
+    /// As `push_small`; `used == (*m).used > 0`.
+    #[inline(always)]
+    unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize, used: u16) {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
             let l = self.local();
             p.cast::<*mut u8>().write((*m).free);
             (*m).free = p;
-            (*m).used -= 1;
+            (*m).used = used - 1;
             if !(*m).in_bin() {
                 slab::push_front(&mut l.bins[c], m);
             }
             l.counters.freed += class_size(c) as u64;
-            if (*m).used == 0 {
-                return self.slab_emptied(m, c);
-            }
-            Ok(())
         }
     }
 
-    /// [`free_local_in`](Self::free_local_in) for a block carrying the free
-    /// mark, or any block with the checker on: looks it up before freeing.
+    /// [`free_local_in`](Self::free_local_in) for a suspect block (the
+    /// free list's head, one carrying the free mark, one of a slab with no
+    /// live block, with `LOOK`) or any block with the checker on: looks it up before
+    /// freeing.
     ///
     /// # Safety
     /// As `free_local_in`, with the shape checks passed.
@@ -317,6 +383,11 @@ impl HeapCore {
         // SAFETY: owner-only state.
         unsafe {
             self.confirm_small_free(p, m, true)?;
+            if (*m).used == 0 {
+                // Every block of the slab is free already (the drain in
+                // `confirm_small_free` may have just made it so).
+                return Err(Bad::double_free(p));
+            }
             key_slot(p).write(self.local().free_key);
             self.push_small(p, m, c)
         }
@@ -495,6 +566,7 @@ impl HeapCore {
     pub(crate) unsafe fn dissolve(&self, m: *mut SlabMeta) {
         // SAFETY: owner-only state.
         unsafe {
+            self.check_emptied(m);
             let l = self.local();
             let fresh = (*m).zero_tail() && (*m).bump == 0;
             slab::clear(m);
@@ -508,6 +580,60 @@ impl HeapCore {
                 BlockFlags::empty()
             };
             l.buddy.free(slab::base_of(m), SLAB_ORDER, since, flags);
+        }
+    }
+
+    /// Checks empty slab `m` before it is made over or given back, ending
+    /// the process if it is broken: its free list must hold every object it
+    /// ever handed out, once each, all carrying the free mark. A double
+    /// free that no check at free time caught can make a slab count no
+    /// live block while one is still in use; this walk is what keeps such
+    /// a block from being handed out again from a fresh slab. One pass over
+    /// the free list, when a slab is made over for another class or given
+    /// back (an empty slab taken back by its own class keeps its free list,
+    /// whose blocks the allocations check one by one).
+    ///
+    /// # Safety
+    /// Owner only; `m` is an empty slab of ours.
+    pub(crate) unsafe fn check_emptied(&self, m: *mut SlabMeta) {
+        // SAFETY: owner-only state; the walk stops at the first link that
+        // leaves the slab's handed-out objects.
+        unsafe {
+            if (*m).class1 == 0 {
+                return;
+            }
+            let size = class_size(((*m).class1 - 1) as usize % CLASSES);
+            let base = slab::base_of(m);
+            let bumped = (*m).bump as usize / size;
+            let key = self.local().free_key;
+            let mut n = 0usize;
+            let mut f = (*m).free;
+            while !f.is_null() {
+                let off = f.addr().wrapping_sub(base.addr());
+                if off >= (*m).bump as usize || off % size != 0 {
+                    crate::report::report_invalid(crate::InvalidHeap {
+                        what: "empty slab's free list leaves its objects (double free or write after free?)",
+                        addr: f.addr(),
+                    });
+                }
+                if key_slot(f).read() != key {
+                    crate::report::report_changed(f);
+                }
+                n += 1;
+                if n > bumped {
+                    crate::report::report_invalid(crate::InvalidHeap {
+                        what: "empty slab's free list holds a block twice (double free)",
+                        addr: base.addr(),
+                    });
+                }
+                f = f.cast::<*mut u8>().read();
+            }
+            if n != bumped {
+                crate::report::report_invalid(crate::InvalidHeap {
+                    what: "slab counts no live block but one is not free (double free)",
+                    addr: base.addr(),
+                });
+            }
         }
     }
 }

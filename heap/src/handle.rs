@@ -92,8 +92,11 @@ impl Heap {
     /// A double free or a pointer inside a block (not its start) is caught
     /// by checks that are always on, and ends the process with one line on
     /// stderr (`keel-heap: double free of 0x…`); a pointer keel-heap does
-    /// not own is ignored. [`try_free`](Self::try_free) returns these as
-    /// errors instead.
+    /// not own is ignored. The checks here read no freed block: a small
+    /// block freed twice with other frees of its slab between is caught at
+    /// the allocation that would hand it out again, before it does
+    /// (`keel-heap: free block at 0x… was changed: …`).
+    /// [`try_free`](Self::try_free) returns these as errors instead.
     ///
     /// # Safety
     /// `ptr` is null or a live block from keel-heap, not used afterwards.
@@ -111,8 +114,10 @@ impl Heap {
     /// Frees `ptr` if it is a live block; otherwise changes nothing and
     /// says why: a double free, a pointer inside a block, or one keel-heap
     /// does not own. The checks are those of [`free`](Self::free) (always
-    /// on: a small block's offset and free mark, a medium block's page map,
-    /// a direct map's header), or the full ones with the checker on; a
+    /// on: a small block's offset, a medium block's page map, a direct
+    /// map's header) and a small block's free mark, read here (a marked
+    /// block is looked up on its slab's free list), or the full ones with
+    /// the checker on; a
     /// double free of another heap's medium block is found when its owner
     /// takes it back, and then ends the process.
     ///
@@ -138,7 +143,7 @@ impl Heap {
         }
         // SAFETY: the handle owns the heap; forwarded contract. An error
         // is described before anything changes.
-        unsafe { self.core().free(ptr).map_err(|e| e.describe()) }
+        unsafe { self.core().free_looking(ptr).map_err(|e| e.describe()) }
     }
 
     /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On

@@ -335,7 +335,7 @@ unsafe fn free_kind_other(ptr: *mut u8, kind: u8, h: *const HeapCore) {
         unsafe { HeapCore::free_other(HeapCore::owner_of(crate::region::Region::of(ptr)), ptr) }
     } else {
         // SAFETY: this thread owns `h`; `kind` is `ptr`'s entry.
-        unsafe { (*h).free_in(ptr, kind) }
+        unsafe { (*h).free_in::<false>(ptr, kind) }
     };
     if let Err(e) = r {
         crate::report::report_bad_free(e);

@@ -70,8 +70,24 @@ pub(crate) fn report_bad_free(e: Bad) {
     }
 }
 
+/// Reports a free block that lost its free mark (found when it was about
+/// to be handed out, or when its empty slab was checked) and ends the
+/// process: it was freed twice, or written after it was freed.
 #[cold]
-pub(crate) fn report_invalid(e: InvalidHeap) {
+#[inline(never)]
+pub(crate) fn report_changed(p: *mut u8) -> ! {
+    let mut w = StackWriter::<160>::new();
+    let _ = writeln!(
+        w,
+        "keel-heap: free block at {:#x} was changed: double free or write after free",
+        p.addr()
+    );
+    w.write_to_stderr();
+    abort()
+}
+
+#[cold]
+pub(crate) fn report_invalid(e: InvalidHeap) -> ! {
     let mut w = StackWriter::<160>::new();
     let _ = writeln!(w, "keel-heap: {e}");
     w.write_to_stderr();

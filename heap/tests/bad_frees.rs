@@ -125,8 +125,17 @@ fn double_frees_across_threads_are_errors() {
     h.is_valid().unwrap();
 }
 
-/// The aborting cases, each run in a child process.
+/// The aborting cases, each run in a child process. `pqp`: `p`, `q`, `p`
+/// freed in turn (no immediate repeat; a third block keeps the slab in
+/// use), then allocations; `emptied`: the same with no third block, so the
+/// repeat frees into a slab with no live block; `emptygc`: as `pqp`, then a
+/// collection instead of allocations (the slab counts no live block);
+/// `written`: a write into a freed block's free mark, then an allocation.
 const CASES: &[&str] = &[
+    "pqp-64",
+    "emptied-64",
+    "emptygc-64",
+    "written-64",
     "double-32",
     "double-64",
     "double-medium",
@@ -153,9 +162,38 @@ fn run_case(case: &str) {
         _ => (64, 8),
     };
     let p = h.alloc(size, align);
+    println!("block {p:p}");
+    // Every block handed out after the misuse, printed as it comes, so the
+    // parent sees that none came twice.
+    let take = |n: usize| {
+        for _ in 0..n {
+            let x = h.alloc(size, align);
+            println!("got {x:p}");
+        }
+    };
     // SAFETY: deliberately wrong, in a child process that must abort.
     unsafe {
         match kind {
+            "pqp" | "emptied" | "emptygc" => {
+                let q = h.alloc(size, align);
+                let _r = if kind == "emptied" {
+                    core::ptr::null_mut()
+                } else {
+                    h.alloc(size, align)
+                };
+                h.free(p);
+                h.free(q);
+                h.free(p);
+                if kind == "emptygc" {
+                    h.gc();
+                }
+                take(4);
+            }
+            "written" => {
+                h.free(p);
+                p.cast::<u64>().add(1).write(0x5a5a);
+                take(2);
+            }
             "double" => {
                 h.free(p);
                 h.free(p);
@@ -222,12 +260,40 @@ fn bad_frees_end_the_process_with_one_line() {
         );
         assert!(!stdout.contains("survived"), "{case}: went on");
         assert_eq!(lines.len(), 1, "{case}: {err}");
-        let want = if case.starts_with("interior") || *case == "realloc-interior" {
-            "keel-heap: invalid free of 0x"
-        } else {
-            "keel-heap: double free of 0x"
+        let block = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("block "))
+            .unwrap_or_default();
+        let mut got: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("got "))
+            .collect();
+        got.sort();
+        assert!(
+            got.windows(2).all(|w| w[0] != w[1]),
+            "{case}: a block handed out twice: {stdout}"
+        );
+        // With the checker (debug builds) every free is looked up, so a
+        // double free is refused at the free; without it, a repeat that
+        // is not immediate is found where the block would go out again.
+        let checker = cfg!(debug_assertions);
+        let changed = format!("keel-heap: free block at {block} was changed");
+        let double = format!("keel-heap: double free of {block}");
+        let want = match *case {
+            "pqp-64" if !checker => changed,
+            "emptygc-64" if !checker => {
+                "keel-heap: invalid heap: empty slab's free list holds a block twice".into()
+            }
+            "written-64" => changed,
+            c if c.starts_with("interior") || c == "realloc-interior" => {
+                "keel-heap: invalid free of 0x".into()
+            }
+            c if c.starts_with("double") || c == "raw-double" || c == "realloc-freed" => {
+                "keel-heap: double free of 0x".into()
+            }
+            _ => double,
         };
-        assert!(lines[0].starts_with(want), "{case}: {}", lines[0]);
+        assert!(lines[0].starts_with(&want), "{case}: {}", lines[0]);
         if case.starts_with("interior") || *case == "realloc-interior" {
             assert!(
                 lines[0].contains("-byte block at 0x"),

@@ -2,7 +2,12 @@
 //! case, in every size range, ends the process at once with one line
 //! (`keel-heap: double free of 0x…` or `keel-heap: invalid free of 0x…,
 //! inside a N-byte block at 0x…`) and SIGABRT, with the checks keel-heap
-//! always runs and with `KEEL_HEAP_CHECK=1`.
+//! always runs and with `KEEL_HEAP_CHECK=1`. A double free that is not
+//! immediate (`pqp`) is refused at the free with the checker on (debug
+//! builds, or `KEEL_HEAP_CHECK=1`), and otherwise at the allocation that
+//! would hand the block out again (`keel-heap: free block at 0x… was
+//! changed: double free or write after free`), as is a write into a freed
+//! block's free mark (`written`): never with a block handed out twice.
 
 mod common;
 
@@ -22,6 +27,8 @@ const CASES: &[(&str, &str)] = &[
     ("realloc-freed", "double free of 0x"),
     ("thread-double", "double free of 0x"),
     ("owner-after-thread", "double free of 0x"),
+    ("pqp", "double free of "),
+    ("written", "free block at "),
 ];
 
 #[test]
@@ -48,8 +55,24 @@ fn double_and_interior_frees_abort_with_one_line() {
             assert!(!stdout.contains("survived"), "{what}");
             let lines: Vec<&str> = stderr.lines().collect();
             assert_eq!(lines.len(), 1, "{what}");
+            let mut got: Vec<&str> = stdout
+                .lines()
+                .filter_map(|l| l.strip_prefix("got "))
+                .collect();
+            got.sort();
+            assert!(got.windows(2).all(|w| w[0] != w[1]), "{what}");
+            let checker = cfg!(debug_assertions) || check == "1";
+            let want = match *want {
+                "double free of " if !checker => "free block at ",
+                w => w,
+            };
+            // The block the case named, where it printed one.
+            let block = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("block "))
+                .unwrap_or("");
             assert!(
-                lines[0].starts_with(&format!("keel-heap: {want}")),
+                lines[0].starts_with(&format!("keel-heap: {want}{block}")),
                 "{what}"
             );
             if want.starts_with("invalid") {

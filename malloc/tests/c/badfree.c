@@ -4,7 +4,9 @@
  * if the allocator let it go on.
  * Cases: double-32 double-40k double-8m double-aligned interior-64
  *        interior-40k interior-8m interior-aligned realloc-interior
- *        realloc-freed thread-double owner-after-thread */
+ *        realloc-freed thread-double owner-after-thread
+ *        pqp (p, q, p freed in turn, a third block live: no immediate
+ *        repeat) written (a write into a freed block's free mark) */
 #include "keel_test.h"
 
 #include <pthread.h>
@@ -42,6 +44,21 @@ int main(int argc, char **argv) {
         void *p = alloc_sized(c + 7);
         free(p);
         free(p);
+    } else if (strcmp(c, "pqp") == 0) {
+        void *p = malloc(32), *q = malloc(32), *r = malloc(32);
+        CHECK(p != NULL && q != NULL && r != NULL);
+        printf("block %p\n", p);
+        fflush(stdout);
+        free(p);
+        free(q);
+        free(p);
+    } else if (strcmp(c, "written") == 0) {
+        void *p = malloc(32);
+        CHECK(p != NULL);
+        printf("block %p\n", p);
+        fflush(stdout);
+        free(p);
+        ((volatile unsigned long long *)p)[1] = 0x5a5a;
     } else if (strncmp(c, "interior-", 9) == 0) {
         char *p = alloc_sized(c + 9);
         free(p + 16);
@@ -72,9 +89,14 @@ int main(int argc, char **argv) {
         fprintf(stderr, "unknown case %s\n", c);
         return 2;
     }
-    /* Had the free been taken, these could hand the block out twice. */
-    void *a = malloc(32), *b = malloc(32);
-    printf("survived %s: %p %p\n", c, a, b);
+    /* Had the free been taken, these could hand the block out twice:
+     * each is printed as it comes, so the test sees none came twice. */
+    for (int i = 0; i < 3; i++) {
+        void *a = malloc(32);
+        printf("got %p\n", a);
+        fflush(stdout);
+    }
+    printf("survived %s\n", c);
     free(keep);
     return 0;
 }
