@@ -9,6 +9,12 @@ cargo test -p keel-heap --features dynamic-tls
 # The HyperLogLog error check at 1 M and 10 M keys is ignored in debug builds
 # (too slow there); it runs here in release, where it takes seconds.
 cargo test --release -p keel-kernels --test hll -- --ignored
+# The always-on misuse checks of a release build (debug builds run the full
+# checker, which finds every double free at the free): a double free of a
+# small block is found at the allocation that would hand it out again.
+cargo test --release -p keel-heap --test bad_frees
+cargo build --release -p keel-malloc --examples
+cargo test --release -p keel-malloc --test bad_frees
 # keel-kernels' arrow adapters against arrow's own compute kernels, in
 # their own workspace so arrow never reaches the default build.
 cargo test --manifest-path kernels/arrow-check/Cargo.toml
