@@ -188,7 +188,7 @@ enum Fit {
 /// `h` is a live header.
 unsafe fn offset_fits(h: *const DirectHeader, align: usize) -> bool {
     // SAFETY: the caller passes a live header.
-    unsafe { ((*h).data.addr() - (*h).base.addr()) % align == 0 }
+    unsafe { ((*h).data.addr() - (*h).base.addr()).is_multiple_of(align) }
 }
 
 fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
@@ -203,7 +203,9 @@ fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
         while !cur.is_null() {
             let u = (*cur).usable;
             if u >= pages {
-                if (*cur).data.addr() % align == 0 && (best.is_null() || u < (*best).usable) {
+                if (*cur).data.addr().is_multiple_of(align)
+                    && (best.is_null() || u < (*best).usable)
+                {
                     best = cur;
                     best_prev = prev;
                 }

@@ -610,7 +610,7 @@ impl HeapCore {
             let mut f = (*m).free;
             while !f.is_null() {
                 let off = f.addr().wrapping_sub(base.addr());
-                if off >= (*m).bump as usize || off % size != 0 {
+                if off >= (*m).bump as usize || !off.is_multiple_of(size) {
                     crate::report::report_invalid(crate::InvalidHeap {
                         what: "empty slab's free list leaves its objects (double free or write after free?)",
                         addr: f.addr(),

@@ -108,7 +108,7 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, Bad> {
             let page = off / PAGE;
             // SAFETY: as above; a live block's page-map byte is stable.
             let pm = unsafe { (*r).pagemap[page] };
-            if off % PAGE != 0 || pm.kind() == Page::INTERIOR {
+            if !off.is_multiple_of(PAGE) || pm.kind() == Page::INTERIOR {
                 return Err(Bad::interior(ptr));
             }
             match pm.kind() {
@@ -123,7 +123,9 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, Bad> {
             // alignment starts at its head chunk, so the page before that
             // chunk is none of its own and may be unmapped: a pointer to the
             // map's first page would read there.
-            if addr % REGION == 0 && chunk_kind(addr.wrapping_sub(REGION)) != CHUNK_DIRECT_TAIL {
+            if addr.is_multiple_of(REGION)
+                && chunk_kind(addr.wrapping_sub(REGION)) != CHUNK_DIRECT_TAIL
+            {
                 return Err(Bad::interior(ptr));
             }
             let h = crate::direct::header_of(ptr);
@@ -133,7 +135,7 @@ pub(crate) unsafe fn locate(ptr: *const u8) -> Result<Loc, Bad> {
             // start's header holds `data == addr` and the magic; any other
             // page-aligned pointer fails the comparison below.
             unsafe {
-                if addr % PAGE == 0
+                if addr.is_multiple_of(PAGE)
                     && (*h).data.addr() == addr
                     && (*h).magic == crate::direct::MAGIC
                 {

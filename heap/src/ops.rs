@@ -55,7 +55,9 @@ pub(crate) unsafe fn realloc_with(
             return ptr::null_mut();
         }
     };
-    if new_size <= usable && usable <= new_size.max(16).saturating_mul(2) && ptr.addr() % align == 0
+    if new_size <= usable
+        && usable <= new_size.max(16).saturating_mul(2)
+        && ptr.addr().is_multiple_of(align)
     {
         return ptr;
     }

@@ -519,7 +519,7 @@ mod tests {
                 if p.is_null() {
                     p = alloc_after_fast(48, 16, false);
                 }
-                assert!(!p.is_null() && p.addr() % 16 == 0);
+                assert!(!p.is_null() && p.addr().is_multiple_of(16));
                 got.push(p);
             }
             assert_eq!(due, 16);

@@ -79,7 +79,7 @@ pub(crate) fn class_for(size: usize, align: usize) -> Option<usize> {
     }
     let mut c = class_of(size.max(align));
     while c < CLASSES {
-        if class_size(c) % align == 0 {
+        if class_size(c).is_multiple_of(align) {
             return Some(c);
         }
         c += 1;
@@ -124,7 +124,7 @@ mod tests {
         while a <= crate::layout::SMALL_MAX {
             for s in [0, 1, 17, 100, 1000, 5000] {
                 if let Some(c) = class_for(s, a) {
-                    assert!(class_size(c) >= s && class_size(c) % a.max(16) == 0);
+                    assert!(class_size(c) >= s && class_size(c).is_multiple_of(a.max(16)));
                 }
             }
             a *= 2;

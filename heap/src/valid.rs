@@ -37,7 +37,11 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                 let k = pm.kind();
                 let o = pm.order() as usize;
                 let at = Region::page_ptr(r, p).addr();
-                if k == Page::INTERIOR || o >= ORDERS || p % (1 << o) != 0 || p + (1 << o) > PAGES {
+                if k == Page::INTERIOR
+                    || o >= ORDERS
+                    || !p.is_multiple_of(1 << o)
+                    || p + (1 << o) > PAGES
+                {
                     return fail("page map has no well-formed block start here", at);
                 }
                 for q in p + 1..p + (1 << o) {
@@ -90,7 +94,7 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                 let c = (*m).class1 as usize - 1;
                 let cap = SLAB / class_size(c);
                 if c >= CLASSES
-                    || (*m).bump as usize % class_size(c) != 0
+                    || !((*m).bump as usize).is_multiple_of(class_size(c))
                     || (*m).bump as usize > cap * class_size(c)
                 {
                     return fail("slab has a bad class or bump offset", base.addr());
@@ -100,7 +104,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                 let mut f = (*m).free;
                 while !f.is_null() {
                     let off = f.addr().wrapping_sub(base.addr());
-                    if off >= SLAB || off % class_size(c) != 0 || off >= (*m).bump as usize {
+                    if off >= SLAB
+                        || !off.is_multiple_of(class_size(c))
+                        || off >= (*m).bump as usize
+                    {
                         return fail(
                             "slab free list points outside its handed-out objects",
                             f.addr(),

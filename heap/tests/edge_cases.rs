@@ -387,7 +387,10 @@ fn pages_of_a_direct_map_before_its_data_are_interior_pointers() {
     let h = Heap::new().unwrap();
     for align in [8, PAGE, 2 * MEDIUM_MAX, REGION, 2 * REGION] {
         let p = h.alloc(BIG, align);
-        assert!(!p.is_null() && p as usize % align == 0, "align {align}");
+        assert!(
+            !p.is_null() && (p as usize).is_multiple_of(align),
+            "align {align}"
+        );
         let chunk = p as usize & !(REGION - 1);
         let mut q = chunk;
         while q < p as usize {

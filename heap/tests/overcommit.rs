@@ -83,7 +83,7 @@ fn requests_that_can_never_be_backed_fail() {
     }
     // Address space, not memory: 16 bytes at a 1 TiB alignment.
     let q = h.alloc(16, 1 << 40);
-    assert!(!q.is_null() && q as usize % (1 << 40) == 0);
+    assert!(!q.is_null() && (q as usize).is_multiple_of(1 << 40));
     // SAFETY: a live 16-byte block, freed once.
     unsafe {
         q.write_bytes(1, 16);

@@ -45,7 +45,7 @@ fn run(seed: u64, threads: usize, ops: usize) {
                             } else {
                                 h.alloc(s, a)
                             };
-                            assert!(!p.is_null() && p as usize % a == 0);
+                            assert!(!p.is_null() && (p as usize).is_multiple_of(a));
                             let tag = rng.next();
                             // SAFETY: live block of `s` bytes.
                             unsafe { fill(p, s, tag) };

@@ -49,7 +49,7 @@ pub fn array_size(n: usize, size: usize) -> Result<usize, Refusal> {
 /// `posix_memalign`'s rule: a power of two that is a multiple of
 /// `sizeof(void *)`.
 pub fn posix_alignment(align: usize) -> Result<usize, Refusal> {
-    if align.is_power_of_two() && align % size_of::<*mut u8>() == 0 {
+    if align.is_power_of_two() && align.is_multiple_of(size_of::<*mut u8>()) {
         Ok(align.max(MIN_ALIGN))
     } else {
         Err(Refusal::BadAlignment)

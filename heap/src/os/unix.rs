@@ -23,7 +23,7 @@ pub(crate) fn map(len: usize, align: usize) -> *mut u8 {
 /// which costs address space and no memory. Alignments above the page size
 /// reserve `len + align`, commit the aligned part and trim the rest.
 pub(crate) fn map_from(len: usize, align: usize, commit_from: usize) -> *mut u8 {
-    debug_assert!(commit_from <= len && commit_from % crate::layout::PAGE == 0);
+    debug_assert!(commit_from <= len && commit_from.is_multiple_of(crate::layout::PAGE));
     if align <= crate::layout::PAGE && commit_from == 0 {
         return raw_map(ptr::null_mut(), len, true);
     }
