@@ -6,68 +6,28 @@
 //! reduction in the pool's fixed order where the result could depend on
 //! order (float sums).
 
-use std::format;
-use std::string::String;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::vec::Vec;
+mod config;
+mod hand;
 
-use keel_heap::{Heap, Placement, PlacementOutcome};
+pub use config::{RuntimeConfig, RuntimeError, WorkKind};
+pub use hand::HandCx;
+use hand::{HandState, Lent};
+
+use keel_heap::{Heap, PlacementOutcome};
 use keel_kernels::Element;
 use keel_kernels::filter::Predicate;
 use keel_kernels::hll::HyperLogLog;
 use keel_kernels::span::{SpanKey, SpanScan};
-use keel_pool::settings::{self, Settings};
-use keel_pool::{BuildError, Cancel, Hand, Pool, Source};
+use keel_pool::settings::Settings;
+use keel_pool::{Cancel, Pool};
 use keel_topology::Topology;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::vec::Vec;
 
 /// Rows per morsel: 64 Ki rows, the zone-map chunk, big enough that the
 /// claim costs nothing and small enough that fast hands take more.
 pub const MORSEL_ROWS: usize = 64 * 1024;
-
-/// Why a runtime operation failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RuntimeError {
-    /// A kernel refused its arguments.
-    Kernel(keel_kernels::Error),
-    /// The pool could not be built.
-    Pool(BuildError),
-    /// No heap could be made for a hand.
-    Heap,
-}
-
-impl std::fmt::Display for RuntimeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RuntimeError::Kernel(e) => write!(f, "kernel error: {e}"),
-            RuntimeError::Pool(e) => write!(f, "pool error: {e}"),
-            RuntimeError::Heap => f.write_str("no heap could be made for a hand"),
-        }
-    }
-}
-
-impl std::error::Error for RuntimeError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            RuntimeError::Kernel(e) => Some(e),
-            RuntimeError::Pool(e) => Some(e),
-            RuntimeError::Heap => None,
-        }
-    }
-}
-
-impl From<BuildError> for RuntimeError {
-    fn from(e: BuildError) -> Self {
-        RuntimeError::Pool(e)
-    }
-}
-
-impl From<keel_kernels::Error> for RuntimeError {
-    fn from(e: keel_kernels::Error) -> Self {
-        RuntimeError::Kernel(e)
-    }
-}
 
 /// A pool sized from the machine's topology, and kernels run on it.
 ///
@@ -87,102 +47,6 @@ pub struct Runtime {
     config: RuntimeConfig,
 }
 
-/// Kinds of work, each with its recommended hands per batch
-/// (`KEEL_WIDTH_SCAN`, `KEEL_WIDTH_GATHER`, `KEEL_WIDTH_COMPUTE`, as
-/// `keel doctor` measures them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum WorkKind {
-    /// Bandwidth-bound scans and aggregations ([`Runtime::fold`],
-    /// [`Runtime::sum`], [`Runtime::filter_count`], [`Runtime::span_within`]).
-    Scan,
-    /// Random gathers by row index.
-    Gather,
-    /// Compute-bound kernels ([`Runtime::count_distinct_i64`]).
-    Compute,
-}
-
-/// The settings a runtime reads beyond the pool's: memory placement and
-/// the hands per kind of work, each with where it came from.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RuntimeConfig {
-    /// Where large buffers' pages go ([`Runtime::place`]); `KEEL_PLACEMENT`.
-    pub placement: Placement,
-    /// Where `placement` came from.
-    pub placement_source: Source,
-    /// Hands for [`WorkKind::Scan`], [`WorkKind::Gather`] and
-    /// [`WorkKind::Compute`], at most the pool's width.
-    pub widths: [(usize, Source); 3],
-    /// Settings that were ignored or capped, and why.
-    pub notes: Vec<String>,
-}
-
-impl RuntimeConfig {
-    /// The runtime's settings from `s` for a pool of `width` hands.
-    ///
-    /// ```
-    /// use keel_rt::{RuntimeConfig, WorkKind};
-    /// use keel_rt::heap::Placement;
-    /// use keel_rt::pool::settings::Settings;
-    ///
-    /// let s = Settings::parse("KEEL_PLACEMENT=node:1\nKEEL_WIDTH_GATHER=12\n");
-    /// let c = RuntimeConfig::from_settings(&s, 8);
-    /// assert_eq!(c.placement, Placement::Node(1));
-    /// assert_eq!(c.width(WorkKind::Gather), 8); // capped at the pool's width
-    /// assert_eq!(c.width(WorkKind::Scan), 8);
-    /// assert_eq!(c.notes.len(), 1);
-    /// ```
-    pub fn from_settings(s: &Settings, width: usize) -> RuntimeConfig {
-        let mut notes = Vec::new();
-        let (placement, placement_source) = match s.get(settings::PLACEMENT) {
-            Some((v, src)) => match parse_placement(v) {
-                Some(p) => (p, src),
-                None => {
-                    notes.push(format!("{}={v:?} ignored", settings::PLACEMENT));
-                    (Placement::Auto, Source::Default)
-                }
-            },
-            None => (Placement::Auto, Source::Default),
-        };
-        let widths = [
-            settings::WIDTH_SCAN,
-            settings::WIDTH_GATHER,
-            settings::WIDTH_COMPUTE,
-        ]
-        .map(|key| match s.count(key) {
-            Some((n, src)) if n > width => {
-                notes.push(format!(
-                    "{key}={n} capped at the pool's width, {width} hands"
-                ));
-                (width, src)
-            }
-            Some((n, src)) => (n.max(1), src),
-            None => (width, Source::Default),
-        });
-        RuntimeConfig {
-            placement,
-            placement_source,
-            widths,
-            notes,
-        }
-    }
-
-    /// Hands for `kind`.
-    pub fn width(&self, kind: WorkKind) -> usize {
-        self.widths[kind as usize].0
-    }
-}
-
-/// `auto`, `interleave`, `default` or `node:N`, as the settings parser
-/// checked it.
-fn parse_placement(v: &str) -> Option<Placement> {
-    match v {
-        "auto" => Some(Placement::Auto),
-        "interleave" => Some(Placement::Interleave),
-        "default" => Some(Placement::Default),
-        _ => v.strip_prefix("node:")?.parse().ok().map(Placement::Node),
-    }
-}
-
 impl std::fmt::Debug for Runtime {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Runtime")
@@ -190,83 +54,6 @@ impl std::fmt::Debug for Runtime {
             .field("heaps", &self.heaps.len())
             .finish_non_exhaustive()
     }
-}
-
-/// What a hand sees inside [`Runtime::fold`]: which hand of the pool's
-/// batch it is, and the heap lent to it for the batch.
-#[derive(Clone, Copy)]
-pub struct HandCx<'a> {
-    hand: Hand,
-    heap: &'a Heap,
-}
-
-impl std::fmt::Debug for HandCx<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HandCx")
-            .field("hand", &self.hand)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<'a> HandCx<'a> {
-    /// The pool's hand: its index and the batch's width.
-    pub fn hand(&self) -> Hand {
-        self.hand
-    }
-
-    /// This hand's index, `0..width`, stable for the whole operation (0 is
-    /// the calling thread).
-    pub fn index(&self) -> usize {
-        self.hand.index
-    }
-
-    /// Hands the operation may have.
-    pub fn width(&self) -> usize {
-        self.hand.width
-    }
-
-    /// This hand's heap: nobody else allocates from it during the
-    /// operation, and the runtime collects it when the operation ends.
-    pub fn heap(&self) -> &'a Heap {
-        self.heap
-    }
-}
-
-/// A heap lent to one hand for one batch: it goes back to the runtime's
-/// slot for that hand, collected, when the hand's state is dropped (after
-/// the batch, on every path: success, error, panic). A spare (made for a
-/// nested fold that found the slot's heap lent out) is dropped instead:
-/// dropping the handle abandons the heap, and the next `Heap::new` adopts
-/// it.
-struct Lent<'r> {
-    heap: Option<Heap>,
-    slot: Option<&'r Mutex<Option<Heap>>>,
-}
-
-impl Lent<'_> {
-    fn get(&self) -> &Heap {
-        match &self.heap {
-            Some(h) => h,
-            None => unreachable!("a lent heap is taken only when it goes back"),
-        }
-    }
-}
-
-impl Drop for Lent<'_> {
-    fn drop(&mut self) {
-        if let (Some(heap), Some(slot)) = (self.heap.take(), self.slot) {
-            // What the hand's morsels freed goes back to its free lists.
-            heap.gc();
-            *lock(slot) = Some(heap);
-        }
-    }
-}
-
-/// One hand's state in a fold: its lent heap and the caller's accumulator.
-struct HandState<'r, A> {
-    hand: Hand,
-    heap: Lent<'r>,
-    acc: A,
 }
 
 impl Runtime {
@@ -624,6 +411,6 @@ impl Runtime {
 }
 
 /// Locks, ignoring poison: a panicking job resumes in the caller anyway.
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
