@@ -200,9 +200,13 @@ macro_rules! sum_leaf {
                         let part = (l >> (8 * j)) as u8;
                         // SAFETY: block `b` is inside every column; eight
                         // rows from the vector's start exist in a full
-                        // block, the mask names the existing ones else.
+                        // block, the mask names the existing ones else (in
+                        // a partial block a part past the column's end has
+                        // an empty mask and reads nothing: its address is
+                        // formed with wrapping arithmetic, as it may lie
+                        // past the end of the slice).
                         let x: [$vec; C] = core::array::from_fn(|c| unsafe {
-                            let p = cols[c].as_ptr().add(b * 64 + 8 * j);
+                            let p = cols[c].as_ptr().wrapping_add(b * 64 + 8 * j);
                             let mut x = if l == !0 {
                                 let $pf = p;
                                 $load_full
@@ -211,7 +215,7 @@ macro_rules! sum_leaf {
                                 $load_part
                             };
                             if let Some(w) = wts[c] {
-                                let q = w.as_ptr().add(b * 64 + 8 * j);
+                                let q = w.as_ptr().wrapping_add(b * 64 + 8 * j);
                                 let $wv = _mm512_cvtepu16_epi64(if l == !0 {
                                     _mm_loadu_si128(q.cast())
                                 } else {
@@ -466,6 +470,23 @@ unsafe fn masks_for(
     out
 }
 
+/// Eight `u16` weights (widened to 64-bit lanes) as `f64`: `vcvtqq2pd` on
+/// a real build; under Miri, which has no model of it, through 32-bit lanes
+/// (`vpmovqd`, `vcvtdq2pd`), exact for weights below 2^16 all the same. A
+/// macro, so it expands inside the leaf's `target_feature` function.
+#[cfg(not(miri))]
+macro_rules! weights_pd {
+    ($w:expr) => {
+        _mm512_cvtepi64_pd($w)
+    };
+}
+#[cfg(miri)]
+macro_rules! weights_pd {
+    ($w:expr) => {
+        _mm512_cvtepi32_pd(_mm512_cvtepi64_epi32($w))
+    };
+}
+
 sum_leaf!(
     sum_f64,
     f64,
@@ -474,7 +495,7 @@ sum_leaf!(
     _mm512_mask_add_pd,
     |p| _mm512_loadu_pd(p),
     |k, p| _mm512_maskz_loadu_pd(k, p),
-    |x, w| _mm512_mul_pd(x, _mm512_cvtepi64_pd(w)),
+    |x, w| _mm512_mul_pd(x, weights_pd!(w)),
     false,
     |acc, x, m| {
         let _ = (acc, x, m);
