@@ -4,16 +4,14 @@
 //! to the pool. The always-on double- and interior-free checks are
 //! described on `free_local_in`.
 
-use crate::buddy::{BlockFlags, Since};
+use crate::buddy::Since;
 use crate::chunk_map::CHUNK_REGION;
 use crate::decay;
-use crate::foreign::ForeignList;
 use crate::heap::HeapCore;
 use crate::layout::{PAGE, REGION};
 use crate::locate::{Bad, Loc, locate};
-use crate::region::{Region, SLAB, SLAB_ORDER, SlabMeta};
+use crate::region::{Region, SLAB, SlabMeta};
 use crate::size_class::{CLASSES, class_size};
-use crate::stats::HeapCounters;
 use crate::{direct, slab};
 use core::ptr;
 
@@ -287,7 +285,7 @@ impl HeapCore {
     /// # Safety
     /// Owner only; `p` came off our foreign list.
     #[inline(always)]
-    unsafe fn free_drained(&self, p: *mut u8) -> Result<(), Bad> {
+    pub(crate) unsafe fn free_drained(&self, p: *mut u8) -> Result<(), Bad> {
         // SAFETY: owner-only state; `p` is in our region.
         unsafe {
             let r = Region::of(p);
@@ -491,149 +489,5 @@ impl HeapCore {
             }
         }
         Ok(())
-    }
-
-    /// Takes every foreign free and frees it locally.
-    ///
-    /// # Safety
-    /// Owner only.
-    pub(crate) unsafe fn drain_foreign(&self) {
-        let mut n = self.foreign.take_all();
-        let mut count = 0u64;
-        while !n.is_null() {
-            // SAFETY: drained nodes are dead blocks of our regions, checked
-            // and marked by their freers.
-            unsafe {
-                let next = ForeignList::next(n);
-                if let Err(e) = self.free_drained(n) {
-                    crate::report::report_bad_free(e);
-                }
-                n = next;
-            }
-            count += 1;
-        }
-        if count > 0 {
-            HeapCounters::bump(&self.counters.foreign_frees, count);
-        }
-    }
-
-    /// Returns every empty slab to the buddy lists (GC pass 2).
-    ///
-    /// # Safety
-    /// Owner only.
-    pub(crate) unsafe fn flush_empty_slabs(&self) {
-        // SAFETY: owner-only state.
-        unsafe {
-            self.flush_parked();
-            for c in 0..CLASSES {
-                let mut m = self.local().bins[c];
-                while !m.is_null() {
-                    let next = (*m).next;
-                    if (*m).used == 0 {
-                        slab::unlink(&mut self.local().bins[c], m);
-                        self.dissolve(m);
-                    }
-                    m = next;
-                }
-            }
-        }
-    }
-
-    /// Returns the parked empty slabs to the buddy lists.
-    ///
-    /// # Safety
-    /// Owner only.
-    pub(crate) unsafe fn flush_parked(&self) {
-        // SAFETY: owner-only state.
-        unsafe {
-            loop {
-                let l = self.local();
-                let m = l.parked;
-                if m.is_null() {
-                    break;
-                }
-                slab::unpark(&mut l.parked, m);
-                self.dissolve(m);
-            }
-        }
-    }
-
-    /// Returns empty slab `m`, on no list, to the buddy lists, as old as
-    /// it has been empty.
-    ///
-    /// # Safety
-    /// Owner only; `m` is an empty slab of ours on no list.
-    pub(crate) unsafe fn dissolve(&self, m: *mut SlabMeta) {
-        // SAFETY: owner-only state.
-        unsafe {
-            self.check_emptied(m);
-            let l = self.local();
-            let fresh = (*m).zero_tail() && (*m).bump == 0;
-            slab::clear(m);
-            let since = Since {
-                gc: l.epoch,
-                ms: (*m).empty_ms,
-            };
-            let flags = if fresh {
-                BlockFlags::ZERO
-            } else {
-                BlockFlags::empty()
-            };
-            l.buddy.free(slab::base_of(m), SLAB_ORDER, since, flags);
-        }
-    }
-
-    /// Checks empty slab `m` before it is made over or given back, ending
-    /// the process if it is broken: its free list must hold every object it
-    /// ever handed out, once each, all carrying the free mark. A double
-    /// free that no check at free time caught can make a slab count no
-    /// live block while one is still in use; this walk is what keeps such
-    /// a block from being handed out again from a fresh slab. One pass over
-    /// the free list, when a slab is made over for another class or given
-    /// back (an empty slab taken back by its own class keeps its free list,
-    /// whose blocks the allocations check one by one).
-    ///
-    /// # Safety
-    /// Owner only; `m` is an empty slab of ours.
-    pub(crate) unsafe fn check_emptied(&self, m: *mut SlabMeta) {
-        // SAFETY: owner-only state; the walk stops at the first link that
-        // leaves the slab's handed-out objects.
-        unsafe {
-            if (*m).class1 == 0 {
-                return;
-            }
-            let size = class_size(((*m).class1 - 1) as usize % CLASSES);
-            let base = slab::base_of(m);
-            let bumped = (*m).bump as usize / size;
-            let key = self.local().free_key;
-            let mut n = 0usize;
-            let mut f = (*m).free;
-            while !f.is_null() {
-                let off = f.addr().wrapping_sub(base.addr());
-                if off >= (*m).bump as usize || !off.is_multiple_of(size) {
-                    crate::report::report_invalid(crate::InvalidHeap {
-                        what: "empty slab's free list leaves its objects (double free or write after free?)",
-                        addr: f.addr(),
-                    });
-                }
-                if key_slot(f).read() != key {
-                    crate::report::report_changed(f);
-                }
-                n += 1;
-                if n > bumped {
-                    crate::report::report_invalid(crate::InvalidHeap {
-                        what: "empty slab's free list holds a block twice (double free)",
-                        addr: base.addr(),
-                    });
-                }
-                f = f.cast::<*mut u8>().read();
-            }
-            if n != bumped {
-                crate::report::report_invalid(crate::InvalidHeap {
-                    what: "slab counts no live block but one is not free (double free)",
-                    addr: base.addr(),
-                });
-            }
-        }
     }
 }

@@ -70,6 +70,7 @@ mod os;
 mod ownership;
 mod placement;
 mod pool;
+mod reclaim;
 mod region;
 mod report;
 mod size_class;
