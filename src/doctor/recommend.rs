@@ -493,6 +493,36 @@ mod tests {
     }
 
     #[test]
+    fn the_recorded_two_core_run_wants_both_cores() {
+        // The width curves `keel doctor` recorded on a 2-core Zen 4
+        // (bench/results/2026-12-01-doctor-epyc-2core.md): scan GB/s,
+        // gather M rows/s and hashing M keys/s at widths 1 and 2.
+        let recorded = [(13.1, 20.4), (77.1, 120.0), (5081.0, 6352.0)];
+        let m = Measured {
+            cpus: 2,
+            cores: 2,
+            widths: Kind::ALL
+                .iter()
+                .zip(recorded)
+                .map(|(&k, (one, two))| {
+                    (
+                        k,
+                        WidthCurve {
+                            points: curve(&[(1, one), (2, two)]),
+                        },
+                    )
+                })
+                .collect(),
+            placement: Err("one NUMA node".into()),
+            ..Measured::default()
+        };
+        let r = recommend(&m);
+        assert_eq!(r.workers, 2);
+        assert!(r.widths.iter().all(|&(_, w)| w == 2), "{:?}", r.widths);
+        assert_eq!(r.bind, Bind::None);
+    }
+
+    #[test]
     fn failed_points_are_left_out() {
         let c = vec![(1, Some(10.0)), (2, None), (4, Some(10.2))];
         assert_eq!(knee(&c, MARGIN), Some(1));
