@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Fuzz smoke: every target for a few seconds (FUZZ_SECONDS, default 5).
+# Fuzz smoke: every target for a few seconds (FUZZ_SECONDS, default 2).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-secs=${FUZZ_SECONDS:-5}
+secs=${FUZZ_SECONDS:-2}
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cd fuzz
