@@ -70,8 +70,20 @@ pub(crate) fn note_abandoned(due: u64, now: u64) {
     if due != NEVER {
         let decay = crate::options::options_decay_ms();
         let due = due.min(now + decay_age(abandoned_decay(decay)));
-        ABANDONED_DUE.fetch_min(due, Ordering::Relaxed);
+        if ABANDONED_DUE.fetch_min(due, Ordering::Relaxed) > due {
+            crate::pool::thread::wake();
+        }
     }
+}
+
+/// The sweep's deadline (for the decay thread's sleep).
+#[cfg_attr(
+    not(all(feature = "std", target_os = "linux", not(miri), not(keel_loom))),
+    allow(dead_code)
+)]
+#[inline]
+pub(crate) fn abandoned_due() -> u64 {
+    ABANDONED_DUE.load(Ordering::Relaxed)
 }
 
 /// Notes that an owner-less heap has frees waiting on its foreign list:
@@ -80,6 +92,7 @@ pub(crate) fn note_abandoned(due: u64, now: u64) {
 pub(crate) fn note_abandoned_foreign() {
     if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
         ABANDONED_DUE.store(0, Ordering::Relaxed);
+        crate::pool::thread::wake();
     }
 }
 
