@@ -372,7 +372,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     let mut woke = false;
     let victims = POOL.with(|p| {
         if p.due == NEVER && decay != 0 {
-            p.due = (now + decay::decay_age(decay)).max(p.last + decay::decay_step(decay));
+            p.due = (now + decay::decay_age(decay)).max(p.last + decay::pool_step(decay));
             POOL_DUE.store(p.due, Ordering::Relaxed);
             woke = true;
         }

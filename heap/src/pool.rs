@@ -90,7 +90,7 @@ pub(crate) fn decay(now: u64, decay: u64) {
         p.due = if next == NEVER {
             NEVER
         } else {
-            next.max(now + decay::decay_step(decay))
+            next.max(now + decay::pool_step(decay))
         };
         POOL_DUE.store(p.due, Ordering::Relaxed);
         (bytes, calls)
@@ -198,7 +198,7 @@ pub(crate) mod thread {
                 if next_due() <= now {
                     // The passes set no later deadline (another thread
                     // raced them): look again after a step.
-                    sleep(seen, crate::decay::decay_step(decay));
+                    sleep(seen, crate::decay::pool_step(decay));
                 }
                 continue;
             }
