@@ -16,27 +16,9 @@ out=${1:?usage: rss_trace.sh OUT.svg [query_pipe arguments]}
 shift
 args=("$@")
 [ ${#args[@]} -gt 0 ] || args=(200 2 20000 1000 1)
-libdir=/usr/lib/x86_64-linux-gnu
-declare -A lib=(
-  [glibc]=""
-  [jemalloc]="$libdir/libjemalloc.so.2"
-  [mimalloc]="$libdir/libmimalloc.so.2"
-  [tcmalloc]="$libdir/libtcmalloc_minimal.so.4"
-)
-missing=()
-[ -e "${lib[jemalloc]}" ] || missing+=(libjemalloc2)
-[ -e "${lib[mimalloc]}" ] || missing+=(libmimalloc2.0)
-[ -e "${lib[tcmalloc]}" ] || missing+=(libtcmalloc-minimal4)
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  $sudo_cmd apt-get install -y "${missing[@]}" >&2 ||
-    { $sudo_cmd apt-get update >&2 && $sudo_cmd apt-get install -y "${missing[@]}" >&2; }
-fi
 allocators=(${ALLOCATORS:-glibc jemalloc mimalloc tcmalloc keel})
-echo "building keel-malloc and rss-plot (release)" >&2
-cargo build --release -p keel-malloc >&2
-lib[keel]="${CARGO_TARGET_DIR:-$root/target}/release/libkeel_malloc.so"
+source bench/malloc/allocators.sh
+echo "building rss-plot (release)" >&2
 cargo build --release --manifest-path bench/Cargo.toml --bin rss-plot >&2
 plot="$root/bench/target/release/rss-plot"
 

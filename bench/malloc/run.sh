@@ -17,38 +17,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 rounds=${ROUNDS:-3}
-libdir=/usr/lib/x86_64-linux-gnu
-
-declare -A lib=(
-  [glibc]=""
-  [jemalloc]="$libdir/libjemalloc.so.2"
-  [mimalloc]="$libdir/libmimalloc.so.2"
-  [tcmalloc]="$libdir/libtcmalloc_minimal.so.4"
-)
-missing=()
-[ -e "${lib[jemalloc]}" ] || missing+=(libjemalloc2)
-[ -e "${lib[mimalloc]}" ] || missing+=(libmimalloc2.0)
-[ -e "${lib[tcmalloc]}" ] || missing+=(libtcmalloc-minimal4)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  $sudo_cmd apt-get install -y "${missing[@]}" >&2 ||
-    { $sudo_cmd apt-get update >&2 && $sudo_cmd apt-get install -y "${missing[@]}" >&2; }
-fi
-[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
-
-for e in ${EXTRA:-}; do
-  lib[${e%%=*}]=${e#*=}
-  [ -e "${e#*=}" ] || { echo "${e#*=} does not exist" >&2; exit 1; }
-done
 allocators=(${ALLOCATORS:-glibc jemalloc mimalloc tcmalloc keel})
-if [[ " ${allocators[*]} " == *" keel "* ]]; then
-  echo "building keel-malloc (release)" >&2
-  cargo build --release -p keel-malloc >&2
-  lib[keel]="${CARGO_TARGET_DIR:-$root/target}/release/libkeel_malloc.so"
-  [ -e "${lib[keel]}" ] || { echo "${lib[keel]} was not built" >&2; exit 1; }
-fi
+source bench/malloc/allocators.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
