@@ -6,7 +6,7 @@
 # markdown table.
 #
 #   bench/malloc/run.sh                 # ROUNDS=3 by default
-#   ROUNDS=5 ONLY="query query-x" bench/malloc/run.sh
+#   ROUNDS=5 ONLY="query query-x query-pipe" bench/malloc/run.sh
 #   ALLOCATORS="glibc mimalloc keel" bench/malloc/run.sh
 #   EXTRA="keel-old=/tmp/libkeel_malloc.so" ALLOCATORS="mimalloc keel keel-old" \
 #     bench/malloc/run.sh             # A/B against another build of a library
@@ -17,42 +17,12 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 rounds=${ROUNDS:-3}
-libdir=/usr/lib/x86_64-linux-gnu
-
-declare -A lib=(
-  [glibc]=""
-  [jemalloc]="$libdir/libjemalloc.so.2"
-  [mimalloc]="$libdir/libmimalloc.so.2"
-  [tcmalloc]="$libdir/libtcmalloc_minimal.so.4"
-)
-missing=()
-[ -e "${lib[jemalloc]}" ] || missing+=(libjemalloc2)
-[ -e "${lib[mimalloc]}" ] || missing+=(libmimalloc2.0)
-[ -e "${lib[tcmalloc]}" ] || missing+=(libtcmalloc-minimal4)
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing ${missing[*]}" >&2
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  $sudo_cmd apt-get install -y "${missing[@]}" >&2 ||
-    { $sudo_cmd apt-get update >&2 && $sudo_cmd apt-get install -y "${missing[@]}" >&2; }
-fi
-[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)" >&2; exit 1; }
-
-for e in ${EXTRA:-}; do
-  lib[${e%%=*}]=${e#*=}
-  [ -e "${e#*=}" ] || { echo "${e#*=} does not exist" >&2; exit 1; }
-done
 allocators=(${ALLOCATORS:-glibc jemalloc mimalloc tcmalloc keel})
-if [[ " ${allocators[*]} " == *" keel "* ]]; then
-  echo "building keel-malloc (release)" >&2
-  cargo build --release -p keel-malloc >&2
-  lib[keel]="${CARGO_TARGET_DIR:-$root/target}/release/libkeel_malloc.so"
-  [ -e "${lib[keel]}" ] || { echo "${lib[keel]} was not built" >&2; exit 1; }
-fi
+source bench/malloc/allocators.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for p in larson xmalloc cache_scratch small_random large query; do
+for p in larson xmalloc cache_scratch small_random large query query_pipe; do
   cc -O2 -g -Wall -Wextra -pthread "bench/malloc/$p.c" -o "$work/$p"
 done
 # mimalloc-bench's larsonN in C++ (new[]/delete[]): the allocator's
@@ -70,6 +40,7 @@ programs=(
   "large|large 2 3000"
   "query|query 200 2 20000 0"
   "query-x|query 200 2 20000 1"
+  "query-pipe|query_pipe 200 2 20000 1000 1"
 )
 only=" ${ONLY:-} "
 
@@ -92,7 +63,13 @@ for ((r = 0; r < rounds; r++)); do
       }
       read -r metric value < <(echo "$out" | awk '$1 == "result" {print $2, $3}')
       read -r wall rss flt <"$work/time"
-      printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$a" "$metric" "$value" "$rss" "$flt" >>"$results"
+      # Programs with an idle tail (query_pipe) also print their live-bytes
+      # peak and the RSS at the loop's end and after the idle time.
+      read -r live endrss idle < <(echo "$out" | awk '
+        $1 == "peak_live_kib" {l = $2} $1 == "end_rss_kib" {e = $2} $1 == "idle_rss_kib" {i = $2}
+        END {print (l == "" ? "-" : l), (e == "" ? "-" : e), (i == "" ? "-" : i)}')
+      printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$a" "$metric" "$value" "$rss" "$flt" \
+        "$live" "$endrss" "$idle" >>"$results"
       echo "round $((r + 1))/$rounds $name $a: $metric $value, wall $wall s, $rss KiB, $flt faults" >&2
     done
   done
@@ -104,14 +81,17 @@ import statistics, sys
 from collections import defaultdict
 path, allocs = sys.argv[1], sys.argv[2:]
 rows = defaultdict(lambda: defaultdict(list))
+tails = defaultdict(lambda: defaultdict(list))
 metric = {}
 order = []
 for line in open(path):
-    name, a, m, v, rss, flt = line.rstrip("\n").split("\t")
+    name, a, m, v, rss, flt, live, endrss, idle = line.rstrip("\n").split("\t")
     if name not in order:
         order.append(name)
     metric[name] = m
     rows[name][a].append((float(v), int(rss), int(flt)))
+    if idle != "-":
+        tails[name][a].append((int(live), int(rss), int(endrss), int(idle)))
 def med(xs): return statistics.median(xs)
 print("| program | allocator | figure (median) | time × mimalloc | peak RSS MiB | RSS × mimalloc | minor faults | faults × mimalloc |")
 print("|---|---|---:|---:|---:|---:|---:|---:|")
@@ -139,4 +119,22 @@ for name in order:
         print(f"| {name} | {a} | {fig} | {ratios[0]} | {rss/1024:.1f} | {ratios[1]} | {flt} | {ratios[2]} |")
 n = len(next(iter(next(iter(rows.values())).values())))
 print(f"\n{n} rounds, medians; time × mimalloc < 1 is faster than mimalloc.")
+if tails:
+    print("\n| program | allocator | live peak MiB | peak RSS MiB | RSS × mimalloc | RSS at loop end MiB | RSS after idle MiB | idle RSS × mimalloc |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for name in order:
+        if name not in tails:
+            continue
+        t = {a: [med([x[i] for x in s]) for i in range(4)] for a, s in tails[name].items()}
+        ref = t.get("mimalloc")
+        for a in allocs:
+            if a not in t:
+                continue
+            live, rss, endrss, idle = t[a]
+            rr = f"{rss / ref[1]:.2f}" if ref else "-"
+            ir = f"{idle / ref[3]:.2f}" if ref else "-"
+            print(f"| {name} | {a} | {live/1024:.1f} | {rss/1024:.1f} | {rr} | {endrss/1024:.1f} | {idle/1024:.1f} | {ir} |")
+    print("\nlive peak: the most bytes the program held at once (requested; it counts a column when")
+    print("allocated, before its pages are written); idle: after the loop, 1 s of a 64-byte")
+    print("allocation every 10 ms.")
 PY

@@ -22,6 +22,15 @@ pub(crate) fn decay_step(decay: u64) -> u64 {
     (decay / 8).max(1)
 }
 
+/// The least time (ms) between two passes of the direct-map pool, for
+/// `decay` ms: a sixty-fourth, so a pooled map comes back between 7/8 and
+/// 57/64 of `decay` after it was freed (a pass walks a few pooled maps, so
+/// more of them cost little; the heaps' passes keep [`decay_step`]).
+#[inline]
+pub(crate) fn pool_step(decay: u64) -> u64 {
+    (decay / 64).max(1)
+}
+
 /// Whether a stamp `ms` (wrapping) is at least `age` ms before `now`. A
 /// stamp after `now` (another thread's clock read raced ours) is not aged.
 #[inline]
@@ -70,8 +79,20 @@ pub(crate) fn note_abandoned(due: u64, now: u64) {
     if due != NEVER {
         let decay = crate::options::options_decay_ms();
         let due = due.min(now + decay_age(abandoned_decay(decay)));
-        ABANDONED_DUE.fetch_min(due, Ordering::Relaxed);
+        if ABANDONED_DUE.fetch_min(due, Ordering::Relaxed) > due {
+            crate::pool::thread::wake();
+        }
     }
+}
+
+/// The sweep's deadline (for the decay thread's sleep).
+#[cfg_attr(
+    not(all(feature = "std", target_os = "linux", not(miri), not(keel_loom))),
+    allow(dead_code)
+)]
+#[inline]
+pub(crate) fn abandoned_due() -> u64 {
+    ABANDONED_DUE.load(Ordering::Relaxed)
 }
 
 /// Notes that an owner-less heap has frees waiting on its foreign list:
@@ -80,6 +101,7 @@ pub(crate) fn note_abandoned(due: u64, now: u64) {
 pub(crate) fn note_abandoned_foreign() {
     if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
         ABANDONED_DUE.store(0, Ordering::Relaxed);
+        crate::pool::thread::wake();
     }
 }
 

@@ -22,7 +22,9 @@
 //! - the pool never holds more than `pool_budget` bytes: a free past it
 //!   unmaps the oldest entries at once;
 //! - a pooled map that stays unused for `decay_ms` has its pages released
-//!   (idle decay: any heap's slow path runs the pool's pass once it is due).
+//!   (idle decay: any heap's slow path runs the pool's pass once it is due,
+//!   and on Linux the decay thread in `pool.rs` does when no slow path
+//!   comes, as in a program that stopped allocating).
 
 use crate::chunk_map::{
     CHUNK_DIRECT_HEAD, CHUNK_DIRECT_TAIL, CHUNK_NONE, chunk_map_fits, mark_chunks,
@@ -367,10 +369,12 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     let epoch = global().gc_epoch.load(Ordering::Relaxed);
     let now = os::now_ms();
     let decay = crate::options::options_decay_ms();
+    let mut woke = false;
     let victims = POOL.with(|p| {
         if p.due == NEVER && decay != 0 {
-            p.due = (now + decay::decay_age(decay)).max(p.last + decay::decay_step(decay));
+            p.due = (now + decay::decay_age(decay)).max(p.last + decay::pool_step(decay));
             POOL_DUE.store(p.due, Ordering::Relaxed);
+            woke = true;
         }
         // SAFETY: we own the header until it is on the list.
         unsafe {
@@ -391,6 +395,12 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     });
     // SAFETY: victims were unlinked from the pool under the lock.
     unsafe { unmap_chain(victims) };
+    if decay != 0 {
+        crate::pool::thread::ensure_started();
+        if woke {
+            crate::pool::thread::wake();
+        }
+    }
 }
 
 /// Unlinks the oldest entries beyond `budget` bytes and returns them.

@@ -90,7 +90,7 @@ pub(crate) fn decay(now: u64, decay: u64) {
         p.due = if next == NEVER {
             NEVER
         } else {
-            next.max(now + decay::decay_step(decay))
+            next.max(now + decay::pool_step(decay))
         };
         POOL_DUE.store(p.due, Ordering::Relaxed);
         (bytes, calls)
@@ -103,4 +103,139 @@ pub(crate) fn decay(now: u64, decay: u64) {
 /// Bytes held by the pool.
 pub(crate) fn pool_bytes() -> usize {
     POOL.with(|p| p.bytes)
+}
+
+/// The decay thread (Linux with `std`): a program that stops allocating
+/// would otherwise keep its pooled maps, and the heaps its exited threads
+/// left, until some later slow path. It starts with the first map pooled
+/// while decay is on (once per process: a forked child starts its own),
+/// sleeps until the pool's pass or the sweep of abandoned heaps is due,
+/// and runs them as a slow path would (both take their own locks or
+/// borrows). It never allocates, blocks every signal, and a thread that
+/// cannot be created leaves the slow paths to do the work, as before.
+#[cfg(all(feature = "std", target_os = "linux", not(miri), not(keel_loom)))]
+pub(crate) mod thread {
+    use super::{NEVER, POOL_DUE};
+    use crate::os;
+    use crate::sync::plain::{AtomicU32, Ordering};
+    use core::ffi::c_void;
+    use core::ptr;
+
+    /// The process whose decay thread runs (0: none started).
+    static OWNER: AtomicU32 = AtomicU32::new(0);
+    /// Bumped when a deadline comes nearer while the thread may sleep.
+    static WAKE: AtomicU32 = AtomicU32::new(0);
+
+    /// Starts the thread if this process has none.
+    pub(crate) fn ensure_started() {
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() } as u32;
+        let owner = OWNER.load(Ordering::Relaxed);
+        if owner == pid
+            || OWNER
+                .compare_exchange(owner, pid, Ordering::AcqRel, Ordering::Relaxed)
+                .is_err()
+        {
+            return;
+        }
+        // SAFETY: all-signals-blocked while creating, so the thread starts
+        // with them blocked (it must not run the program's handlers); the
+        // caller's mask is restored right after. The attribute object is
+        // ours, the entry point never unwinds.
+        unsafe {
+            let mut all: libc::sigset_t = core::mem::zeroed();
+            let mut old: libc::sigset_t = core::mem::zeroed();
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+            libc::pthread_attr_init(&mut attr);
+            libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+            // Its frames are a few hundred bytes: 64 KiB, not the 8 MiB default.
+            libc::pthread_attr_setstacksize(&mut attr, 64 << 10);
+            let mut t: libc::pthread_t = 0;
+            if libc::pthread_create(&mut t, &attr, run, ptr::null_mut()) == 0 {
+                libc::pthread_setname_np(t, c"keel-decay".as_ptr());
+            }
+            libc::pthread_attr_destroy(&mut attr);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, ptr::null_mut());
+        }
+    }
+
+    /// Tells a sleeping thread that a deadline came nearer (a syscall only
+    /// when one was started).
+    pub(crate) fn wake() {
+        if OWNER.load(Ordering::Relaxed) == 0 {
+            return;
+        }
+        WAKE.fetch_add(1, Ordering::Release);
+        // SAFETY: a futex wake on a word we own; no memory is touched.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                WAKE.as_ptr(),
+                libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+                1,
+            );
+        }
+    }
+
+    /// The earliest deadline of the pool's pass and the abandoned sweep.
+    fn next_due() -> u64 {
+        POOL_DUE
+            .load(Ordering::Relaxed)
+            .min(crate::decay::abandoned_due())
+    }
+
+    extern "C" fn run(_: *mut c_void) -> *mut c_void {
+        loop {
+            let seen = WAKE.load(Ordering::Acquire);
+            let decay = crate::options::options_decay_ms();
+            let now = os::now_ms();
+            let due = next_due();
+            if decay != 0 && due <= now {
+                super::decay(now, decay);
+                crate::gc::sweep_abandoned(now, decay);
+                if next_due() <= now {
+                    // The passes set no later deadline (another thread
+                    // raced them): look again after a step.
+                    sleep(seen, crate::decay::pool_step(decay));
+                }
+                continue;
+            }
+            if decay == 0 || due == NEVER {
+                sleep(seen, 0);
+            } else {
+                // The coarse clock ticks every few ms: wake just after it.
+                sleep(seen, due - now + 4);
+            }
+        }
+    }
+
+    /// Waits until [`wake`] bumps the word past `seen`, or `ms` pass (0:
+    /// no time limit).
+    fn sleep(seen: u32, ms: u64) {
+        let ts = libc::timespec {
+            tv_sec: (ms / 1000) as libc::time_t,
+            tv_nsec: ((ms % 1000) * 1_000_000) as libc::c_long,
+        };
+        let timeout: *const libc::timespec = if ms == 0 { ptr::null() } else { &ts };
+        // SAFETY: a futex wait on a word we own, with a timespec on our
+        // stack; it returns early on a wake, a signal or a changed word.
+        unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                WAKE.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                seen,
+                timeout,
+            );
+        }
+    }
+}
+
+/// Without the decay thread, the slow paths do all the work.
+#[cfg(not(all(feature = "std", target_os = "linux", not(miri), not(keel_loom))))]
+pub(crate) mod thread {
+    pub(crate) fn ensure_started() {}
+    pub(crate) fn wake() {}
 }
