@@ -362,7 +362,7 @@ impl HeapCore {
             (*m).free = p;
             (*m).used = used - 1;
             if !(*m).in_bin() {
-                slab::push_front(&mut l.bins[c], m);
+                slab::push_back(&mut l.bins[c], m);
             }
             l.counters.freed += class_size(c) as u64;
         }

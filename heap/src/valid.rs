@@ -204,6 +204,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             m = (*m).next;
         }
+        let bad = crate::slab::mislinked(l.parked, n + 1);
+        if !bad.is_null() {
+            return fail("empty-slab list's back links are broken", bad.addr());
+        }
         for c in 0..CLASSES {
             let mut m = l.bins[c];
             let mut n = 0usize;
@@ -219,6 +223,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     return fail("bin list has a cycle", m.addr());
                 }
                 m = (*m).next;
+            }
+            let bad = crate::slab::mislinked(l.bins[c], n + 1);
+            if !bad.is_null() {
+                return fail("bin list's back links are broken", bad.addr());
             }
         }
         Ok(())
