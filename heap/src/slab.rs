@@ -8,7 +8,7 @@
 //! skip the memset there). A slab with room is on its class's bin list.
 
 use crate::region::{Region, SLAB, SlabFlags, SlabMeta};
-use crate::size_class::class_size;
+use crate::size_class::class_magic;
 use core::ptr;
 
 /// The base address of the slab described by `m`.
@@ -29,9 +29,8 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
     let slot = (base.addr() & (crate::layout::REGION - 1)) / SLAB;
     // SAFETY: the region header is ours; the slot's metadata is unused.
     unsafe {
-        let magic = (u32::MAX / class_size(c) as u32).wrapping_add(1);
         (*r).classes[slot] = c as u8 + 1;
-        (*r).magics[slot] = magic;
+        (*r).magics[slot] = class_magic(c);
         let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
         m.write(SlabMeta {
             free: ptr::null_mut(),
@@ -46,7 +45,7 @@ pub(crate) unsafe fn init(base: *mut u8, c: usize, zero: bool) -> *mut SlabMeta 
                 SlabFlags::empty()
             },
             empty_ms: 0,
-            magic,
+            limit: 0,
         });
         m
     }
@@ -256,7 +255,7 @@ pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
 mod tests {
     use super::{mislinked, pop_front, push_back, push_front, unlink};
     use crate::region::{SlabFlags, SlabMeta};
-    use crate::size_class::{CLASSES, class_size};
+    use crate::size_class::{CLASSES, class_excess, class_magic, class_size};
     use core::ptr;
     use std::vec::Vec;
 
@@ -275,7 +274,7 @@ mod tests {
                 class1: 1,
                 flags: SlabFlags::empty(),
                 empty_ms: 0,
-                magic: 0,
+                limit: 0,
             })
             .collect();
         let base = slabs.as_mut_ptr();
@@ -324,11 +323,22 @@ mod tests {
     fn slab_magic_matches_the_remainder() {
         for c in 0..CLASSES {
             let size = class_size(c);
-            let magic = (u32::MAX / size as u32).wrapping_add(1);
+            let (magic, excess) = (class_magic(c), class_excess(c));
+            let cap = super::SLAB / size;
             let step = if cfg!(miri) { 97 } else { 1 };
             for off in (0..super::SLAB).step_by(step) {
-                let multiple = (off as u32).wrapping_mul(magic) < magic;
-                assert_eq!(multiple, off % size == 0, "class {c} offset {off}");
+                let product = (off as u32).wrapping_mul(magic);
+                assert_eq!(product < magic, off % size == 0, "class {c} offset {off}");
+                // The free check against a slab that handed out `k` objects
+                // by bumping: its limit is `k * excess`.
+                for k in [0, 1, 2, cap / 2, cap - 1, cap] {
+                    let handed_out = off % size == 0 && off / size < k;
+                    assert_eq!(
+                        product < k as u32 * excess,
+                        handed_out,
+                        "class {c} offset {off} after {k} objects"
+                    );
+                }
             }
         }
     }
