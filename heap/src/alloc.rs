@@ -8,7 +8,7 @@ use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
 use crate::region::{SLAB, SLAB_ORDER, SlabMeta};
-use crate::size_class::{class_for, class_size};
+use crate::size_class::{class_excess, class_for, class_size};
 use crate::{free::key_slot, slab};
 use core::ptr;
 
@@ -127,6 +127,7 @@ impl HeapCore {
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
                 m.bump += size as u32;
+                m.limit += class_excess(c);
                 fresh = m.zero_tail();
             }
             // Live now: no free mark (an object bumped out of reused memory

@@ -205,8 +205,9 @@ impl HeapCore {
     /// itself, long untouched in a program like Larson's, is only written,
     /// and a store does not wait for its line):
     ///
-    /// - its offset in the slab is a multiple of the class size (one
-    ///   multiply) and below the objects ever handed out: an interior free;
+    /// - its offset in the slab starts one of the objects ever handed out
+    ///   (one multiply by the slot's magic and one compare against the
+    ///   slab's limit, `size_class::compute_magic`): else an interior free;
     /// - it is not the head of the slab's free list (glibc's "fasttop"
     ///   check): an immediate double free;
     /// - the slab has a live block at all (read with its count, in
@@ -251,8 +252,8 @@ impl HeapCore {
                 return r;
             }
             let c = (class1 - 1) as usize % CLASSES;
-            let soff = p.addr() & (SLAB - 1);
-            if !(*m).is_object_offset(soff) || soff >= (*m).bump as usize {
+            let soff = (p.addr() & (SLAB - 1)) as u32;
+            if soff.wrapping_mul((*r).magics[slot]) >= (*m).limit {
                 if REPORT {
                     crate::report::report_fatal(Bad::interior(p));
                 }
@@ -362,7 +363,7 @@ impl HeapCore {
             (*m).free = p;
             (*m).used = used - 1;
             if !(*m).in_bin() {
-                slab::push_front(&mut l.bins[c], m);
+                slab::push_back(&mut l.bins[c], m);
             }
             l.counters.freed += class_size(c) as u64;
         }

@@ -84,10 +84,12 @@ pub(crate) struct SlabMeta {
     pub(crate) flags: SlabFlags,
     /// The heap's clock (ms, wrapping) when `used` last dropped to 0.
     pub(crate) empty_ms: u32,
-    /// `ceil(2^32 / class size)`: an offset `off` below 2^16 is a multiple
-    /// of the class size exactly when `off * magic < magic` (wrapping), the
-    /// free path's interior-pointer check, on the line it touches anyway.
-    pub(crate) magic: u32,
+    /// `k * excess` for the `k` objects handed out so far by bumping (see
+    /// `size_class::compute_magic`): an offset `off` is a handed-out
+    /// object exactly when `off * magic < limit`, with `magic` the slot's
+    /// entry in `Region::magics`. The free path's interior-pointer check,
+    /// one multiply and one compare.
+    pub(crate) limit: u32,
 }
 
 bitflags::bitflags! {
@@ -118,13 +120,6 @@ impl SlabMeta {
     pub(crate) fn parked(&self) -> bool {
         self.flags.contains(SlabFlags::PARKED)
     }
-
-    /// Whether `off` (a byte offset into the slab) is a multiple of its
-    /// class size.
-    #[inline(always)]
-    pub(crate) fn is_object_offset(&self, off: usize) -> bool {
-        (off as u32).wrapping_mul(self.magic) < self.magic
-    }
 }
 
 static_assertions::const_assert!(core::mem::size_of::<SlabMeta>() <= 40);
@@ -144,8 +139,9 @@ pub(crate) struct Region {
     /// slab is made or dissolved, not on the allocations and frees that
     /// write the slab metadata.
     pub(crate) classes: [u8; SLABS],
-    /// Each slab slot's [`SlabMeta::magic`] (0: not a slab), beside
-    /// `classes` for the same readers.
+    /// Each slab slot's divisibility magic (`size_class::compute_magic`;
+    /// 0: not a slab), beside `classes` for the same readers and the owner's
+    /// free path.
     pub(crate) magics: [u32; SLABS],
     pub(crate) slabs: [SlabMeta; SLABS],
 }

@@ -38,6 +38,34 @@ static SIZES: [u32; CLASSES] = {
     t
 };
 
+/// `2^32 / size + 1` for a class of `size` bytes (at most
+/// [`SMALL_MAX`](crate::layout::SMALL_MAX)): an offset `off` below 2^16 is
+/// a multiple of `size` exactly when `off * magic < magic` (wrapping u32
+/// arithmetic), and the `k`-th multiple's product is `k * excess`, where
+/// `excess = magic * size - 2^32` (at least 1, at most `size`). So one
+/// compare of `off * magic` against `k * excess` asks both whether `off`
+/// starts an object and whether it is one of the first `k`.
+pub(crate) const fn compute_magic(size: usize) -> u32 {
+    ((1u64 << 32) / size as u64 + 1) as u32
+}
+
+/// `magic * size - 2^32` for the class of `size` bytes (see [`compute_magic`]).
+const fn compute_excess(size: usize) -> u32 {
+    (compute_magic(size) as u64 * size as u64 - (1u64 << 32)) as u32
+}
+
+/// Each class's [`compute_excess`]: what a slab's free-check limit grows by
+/// for each object handed out by bumping.
+static EXCESS: [u32; CLASSES] = {
+    let mut t = [0u32; CLASSES];
+    let mut c = 0;
+    while c < CLASSES {
+        t[c] = compute_excess(compute_size(c));
+        c += 1;
+    }
+    t
+};
+
 /// The class of every size in 16-byte steps up to `SMALL_MAX`: every class
 /// size is a multiple of 16, so a size and its round-up to 16 share a class.
 static BY_16: [u8; crate::layout::SMALL_MAX / 16 + 1] = {
@@ -49,6 +77,18 @@ static BY_16: [u8; crate::layout::SMALL_MAX / 16 + 1] = {
     }
     t
 };
+
+/// The divisibility magic of class `c` ([`compute_magic`]).
+#[inline]
+pub(crate) fn class_magic(c: usize) -> u32 {
+    compute_magic(class_size(c))
+}
+
+/// The excess of class `c` ([`compute_magic`]; `c < CLASSES`).
+#[inline(always)]
+pub(crate) fn class_excess(c: usize) -> u32 {
+    EXCESS[c % CLASSES]
+}
 
 /// The byte size of class `c` (`c < CLASSES`).
 #[inline(always)]

@@ -72,7 +72,12 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             for s in 0..SLABS {
                 let m = &raw mut (*r).slabs[s];
                 if (*r).classes[s] != (*m).class1
-                    || (*r).magics[s] != if (*m).class1 == 0 { 0 } else { (*m).magic }
+                    || (*r).magics[s]
+                        != if (*m).class1 == 0 {
+                            0
+                        } else {
+                            crate::size_class::class_magic(((*m).class1 - 1) as usize % CLASSES)
+                        }
                 {
                     return fail(
                         "slot's class copy disagrees with its slab",
@@ -100,6 +105,12 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     return fail("slab has a bad class or bump offset", base.addr());
                 }
                 let bumped = (*m).bump as usize / class_size(c);
+                if (*m).limit as usize != bumped * crate::size_class::class_excess(c) as usize {
+                    return fail(
+                        "slab's free-check limit disagrees with its bump offset",
+                        base.addr(),
+                    );
+                }
                 let mut nfree = 0usize;
                 let mut f = (*m).free;
                 while !f.is_null() {
@@ -204,6 +215,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
             }
             m = (*m).next;
         }
+        let bad = crate::slab::mislinked(l.parked, n + 1);
+        if !bad.is_null() {
+            return fail("empty-slab list's back links are broken", bad.addr());
+        }
         for c in 0..CLASSES {
             let mut m = l.bins[c];
             let mut n = 0usize;
@@ -219,6 +234,10 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     return fail("bin list has a cycle", m.addr());
                 }
                 m = (*m).next;
+            }
+            let bad = crate::slab::mislinked(l.bins[c], n + 1);
+            if !bad.is_null() {
+                return fail("bin list's back links are broken", bad.addr());
             }
         }
         Ok(())
