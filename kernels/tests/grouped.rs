@@ -557,3 +557,95 @@ fn bad_weights_are_errors() {
         Err(Error::InvalidArgument { .. })
     ));
 }
+
+/// Layouts of 12 to 256 slots whose rows spread over more slots than the
+/// AVX-512 leaf keeps in registers, past its first chunk (so the rest of a
+/// call runs its cold leaf: pairs of sum and count for up to 64 slots, the
+/// table's own lanes past that): every level equals the scalar twin bit
+/// for bit, on columns at offsets 0 to 2, with every bitmap mask, one to
+/// three columns and weights, and two calls adding onto each other.
+fn spread_layouts<T: Gen>(seed: u64) {
+    let mut r = Rng(seed | 1);
+    let s = Kernels::scalar();
+    for &n in &[4100usize, 9001] {
+        let cols: Vec<Vec<T>> = (0..3)
+            .map(|c| column(Pattern::Edges, n + 2, seed ^ (n as u64) << 4 ^ c))
+            .collect();
+        let wts: Vec<u16> = (0..n + 2).map(|_| r.next() as u16).collect();
+        let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
+        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
+            .map(|_| r.next() | r.next() | r.next())
+            .collect();
+        for (li, layout) in [
+            Groups::u8(12).unwrap(),
+            Groups::u8(64).unwrap(),
+            Groups::u8(65).unwrap(),
+            Groups::u8(256).unwrap(),
+            Groups::pair(b'a'..=b'd', b'0'..=b'9').unwrap(),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let slots = layout.len() as u64;
+            let (a, b): (Vec<u8>, Vec<u8>) = (0..n)
+                .map(|_| {
+                    let k = r.below(slots);
+                    if li == 4 {
+                        (b'a' + (k / 10) as u8, b'0' + (k % 10) as u8)
+                    } else {
+                        (k as u8, 0)
+                    }
+                })
+                .unzip();
+            let keys = if li == 4 {
+                Keys::Pair(&a, &b)
+            } else {
+                Keys::U8(&a)
+            };
+            let off = li % 3;
+            let masks: [Mask<'_>; 3] = [
+                Mask::ALL,
+                Mask::valid(Bits::with_offset(&valid, 0)),
+                Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&sel, 7))),
+            ];
+            for (mi, &mask) in masks.iter().enumerate() {
+                let ncols = 1 + (mi + li) % 3;
+                let values: Vec<&[T]> = cols[..ncols].iter().map(|c| &c[off..off + n]).collect();
+                let w: Vec<Option<&[u16]>> = (0..ncols)
+                    .map(|c| ((c + mi) % 2 == 1).then_some(&wts[off..off + n]))
+                    .collect();
+                let mut want = GroupTable::<T>::new(layout, ncols, Aggs::SUM).unwrap();
+                for _ in 0..2 {
+                    s.group_add_weighted(&mut want, keys, &values, &w, mask)
+                        .unwrap();
+                }
+                for k in Kernels::supported() {
+                    let mut got = GroupTable::<T>::new(layout, ncols, Aggs::SUM).unwrap();
+                    for _ in 0..2 {
+                        k.group_add_weighted(&mut got, keys, &values, &w, mask)
+                            .unwrap();
+                    }
+                    assert!(
+                        same_tables(&got, &want),
+                        "{} {} n {n} slots {slots} mask {mi} cols {ncols}",
+                        k.level(),
+                        T::NAME
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(
+    miri,
+    ignore = "columns past the leaf's first chunk: too long for Miri"
+)]
+fn spread_layouts_every_level_equals_scalar() {
+    spread_layouts::<f64>(51);
+    spread_layouts::<i64>(52);
+    spread_layouts::<u32>(53);
+    spread_layouts::<i8>(54);
+    spread_layouts::<u8>(55);
+}

@@ -77,7 +77,7 @@ pub type Weights<'a, 'w> = &'a [Option<&'w [u16]>];
 
 /// Row `i`'s term of column `c`: its value, times its weight if weighted.
 #[inline(always)]
-fn term<T: Num>(col: &[T], w: Weights<'_, '_>, c: usize, i: usize) -> T::Sum {
+pub(crate) fn term<T: Num>(col: &[T], w: Weights<'_, '_>, c: usize, i: usize) -> T::Sum {
     match w.get(c) {
         Some(Some(w)) => T::sum_weigh(col[i].widen(), w[i]),
         _ => col[i].widen(),

@@ -25,6 +25,63 @@ use core::arch::x86_64::*;
 /// Slots kept in registers.
 pub(crate) const HOT: usize = 8;
 
+/// Slots the cold leaf's pair scratch holds (32 KiB on the stack).
+const PAIR_SLOTS: usize = 256;
+
+/// Whether the cold leaf's pairs pay for the rest of a call (`rows` rows)
+/// over a table with `counts`: the layout fits the scratch, at most 64 of
+/// its slots hold rows so far (the pairs of more would crowd L1: 256 slots'
+/// ran slower than adding to the table directly, measured), and the rows
+/// are many beside the scratch's fill and write-back (64 a slot).
+fn pairs_pay(counts: &[u64], rows: usize) -> bool {
+    counts.len() <= PAIR_SLOTS
+        && counts.iter().filter(|&&c| c != 0).count() <= 64
+        && rows >= counts.len() * 64
+}
+
+/// A sum type's bits as the scratch keeps them, and a sum from the low
+/// lane of a vector.
+trait Bits64 {
+    fn bits(self) -> i64;
+    fn low(v: __m128i) -> Self;
+}
+
+impl Bits64 for i64 {
+    #[inline(always)]
+    fn bits(self) -> i64 {
+        self
+    }
+    #[inline(always)]
+    fn low(v: __m128i) -> i64 {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_cvtsi128_si64(v) }
+    }
+}
+
+impl Bits64 for u64 {
+    #[inline(always)]
+    fn bits(self) -> i64 {
+        self as i64
+    }
+    #[inline(always)]
+    fn low(v: __m128i) -> u64 {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_cvtsi128_si64(v) as u64 }
+    }
+}
+
+impl Bits64 for f64 {
+    #[inline(always)]
+    fn bits(self) -> i64 {
+        self.to_bits() as i64
+    }
+    #[inline(always)]
+    fn low(v: __m128i) -> f64 {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_cvtsd_f64(_mm_castsi128_pd(v)) }
+    }
+}
+
 /// Blocks of 64 rows per chunk: the chunk's masks (`HOT + 1` words a block)
 /// stay in L1, and its value rows in L1 or L2 between column passes.
 const CHUNK_BLOCKS: usize = 64;
@@ -116,7 +173,7 @@ macro_rules! sum_leaf {
      |$wx:ident, $wv:ident| $weigh:expr,
      $byte_sums:literal, |$bacc:ident, $bx:ident, $bm:ident| $block:expr,
      |$acc:ident, $sums:ident, $at:ident| $fetch:expr, |$acc2:ident, $sums2:ident, $at2:ident|
-     $put:expr) => {
+     $put:expr, cold: $float:literal, |$cx:ident| $cast:expr) => {
         /// Adds the rows `m` counts to their slots' counts and sums (see
         /// the module docs).
         ///
@@ -240,6 +297,220 @@ macro_rules! sum_leaf {
                 }
             }
 
+            /// The rows `m` counts from `start` (a block start) to `n`,
+            /// when they spread over more slots than the registers hold.
+            /// Pairs (`DIRECT` false, a layout of at most [`PAIR_SLOTS`]):
+            /// per slot and lane (row `i`'s lane is `i % 8`), the first
+            /// column's running sum beside a running count, one 128-bit
+            /// pair in a scratch table, so that a row costs one load, one
+            /// add and one store (rows of one slot in one lane are 8 rows
+            /// apart, so consecutive rows never wait on each other's
+            /// store). `DIRECT`: the row adds to the table's lane and count
+            /// in place. A block of 64 counted rows loads its values 8 at a
+            /// time and splits them in registers, and its codes 8 at a
+            /// time; other blocks take their counted rows one at a time.
+            /// Later columns add to the table's lanes row by row. Each lane
+            /// takes its rows in order, so sums are the scalar twin's bits;
+            /// integer sums (one table lane) fold their 8 scratch lanes,
+            /// wrapping.
+            ///
+            /// # Safety
+            /// As the leaf, with keys `U8` or `Pair`, `start` a multiple of
+            /// 64 (or `n`), and (pairs) `t.counts.len() <= PAIR_SLOTS`.
+            #[inline(always)]
+            #[allow(clippy::type_complexity)]
+            unsafe fn cold_rest<const DIRECT: bool>(
+                (t, keys, (values, weights), m, start, n): (
+                    &mut Table<'_, $t>,
+                    KeyCols<'_>,
+                    (&[&[$t]], Weights<'_, '_>),
+                    RowMask<'_>,
+                    usize,
+                    usize,
+                ),
+            ) {
+                const ONE: i64 = if $float { 0x3FF0_0000_0000_0000 } else { 1 };
+                #[inline(always)]
+                fn padd(a: __m128i, b: __m128i) -> __m128i {
+                    // SAFETY: SSE2 is part of x86-64.
+                    unsafe {
+                        if $float {
+                            _mm_castpd_si128(_mm_add_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(b)))
+                        } else {
+                            _mm_add_epi64(a, b)
+                        }
+                    }
+                }
+                let slots = t.counts.len();
+                // Float sums reach this leaf with 8 lanes, integer sums
+                // with one (the leaf's contract): a constant, so a row's
+                // lane is one.
+                const LANES: usize = if $float { 8 } else { 1 };
+                debug_assert_eq!(t.lanes, LANES);
+                let (columns, lanes) = (t.columns, LANES);
+                // The scratch (unused, and left uninitialised, without pairs).
+                let mut scratch = core::mem::MaybeUninit::<[[i64; 2]; PAIR_SLOTS * 8]>::uninit();
+                let pairs: &mut [[i64; 2]] = if DIRECT {
+                    &mut []
+                } else {
+                    // SAFETY: the scratch's pairs are written (zeroed)
+                    // before the slice is made; `slots <= PAIR_SLOTS`.
+                    unsafe {
+                        let p = scratch.as_mut_ptr().cast::<[i64; 2]>();
+                        core::ptr::write_bytes(p, 0, slots * 8);
+                        core::slice::from_raw_parts_mut(p, slots * 8)
+                    }
+                };
+                // Every sum type of this leaf is 8 bytes, read as i64 bits;
+                // from here on the table is written through these pointers
+                // only.
+                let counts = t.counts.as_mut_ptr();
+                let sums_at = t.sums.as_mut_ptr().cast::<i64>();
+                for (slot, p) in pairs.chunks_exact_mut(8).enumerate() {
+                    let at = slot * columns * lanes;
+                    for (lane, q) in p.iter_mut().enumerate() {
+                        // SAFETY: `at + lane` (lane 0 for one-lane sums) is
+                        // slot `slot`'s first column's lane.
+                        q[0] = unsafe {
+                            if lanes == 8 {
+                                *sums_at.add(at + lane)
+                            } else if lane == 0 {
+                                *sums_at.add(at)
+                            } else {
+                                0
+                            }
+                        };
+                    }
+                }
+                let col0 = values[0];
+                let w0 = weights.first().copied().flatten();
+                let base = pairs.as_mut_ptr();
+                // SAFETY: SSE2 is part of x86-64; AVX-512 is enabled (the
+                // contract). Every slot is below `slots` (the keys were
+                // checked), so `slot * 8 + lane` is inside `pairs`; block
+                // rows below `n` exist in every column and weight column.
+                unsafe {
+                    let ones = _mm512_set1_epi64(ONE);
+                    let lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+                    let hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+                    // Row `i` of the first column, as `(value, 1)`, into
+                    // its slot: its pair, or (DIRECT) the table's lane and
+                    // count.
+                    let add = |slot: usize, i: usize, part: __m128i| {
+                        if DIRECT {
+                            let at = slot * columns * lanes + (i & (lanes - 1));
+                            let s = sums_at.add(at).cast::<<$t as crate::arch::num::Num>::Sum>();
+                            *s = <$t as crate::arch::num::Num>::sum_add(*s, Bits64::low(part));
+                            *counts.add(slot) += 1;
+                        } else {
+                            let p = base.add(slot * 8 + (i & 7)).cast::<__m128i>();
+                            _mm_storeu_si128(p, padd(_mm_loadu_si128(p), part));
+                        }
+                    };
+                    let one_row = |i: usize, slot: usize| {
+                        let x = crate::arch::scalar::grouped::term(col0, weights, 0, i);
+                        add(slot, i, _mm_set_epi64x(ONE, Bits64::bits(x)));
+                    };
+                    for b in start / 64..n.div_ceil(64) {
+                        let l = lim(n, b);
+                        let w = m.word(b) & l;
+                        if w == !0 {
+                            for j in 0..8 {
+                                let i0 = b * 64 + 8 * j;
+                                let pv = col0.as_ptr().add(i0);
+                                let mut x = {
+                                    let $pf = pv;
+                                    $load_full
+                                };
+                                if let Some(wc) = w0 {
+                                    let $wv = _mm512_cvtepu16_epi64(_mm_loadu_si128(
+                                        wc.as_ptr().add(i0).cast(),
+                                    ));
+                                    let $wx = x;
+                                    x = $weigh;
+                                }
+                                let xi = {
+                                    let $cx = x;
+                                    $cast
+                                };
+                                let p0 = _mm512_permutex2var_epi64(xi, lo, ones);
+                                let p1 = _mm512_permutex2var_epi64(xi, hi, ones);
+                                let parts = [
+                                    _mm512_castsi512_si128(p0),
+                                    _mm512_extracti64x2_epi64::<1>(p0),
+                                    _mm512_extracti64x2_epi64::<2>(p0),
+                                    _mm512_extracti64x2_epi64::<3>(p0),
+                                    _mm512_castsi512_si128(p1),
+                                    _mm512_extracti64x2_epi64::<1>(p1),
+                                    _mm512_extracti64x2_epi64::<2>(p1),
+                                    _mm512_extracti64x2_epi64::<3>(p1),
+                                ];
+                                match keys {
+                                    KeyCols::U8(k) => {
+                                        let codes =
+                                            k.as_ptr().add(i0).cast::<u64>().read_unaligned();
+                                        for (r, &part) in parts.iter().enumerate() {
+                                            add((codes >> (8 * r)) as u8 as usize, r, part);
+                                        }
+                                    }
+                                    _ => {
+                                        for (r, &part) in parts.iter().enumerate() {
+                                            add(keys.slot(i0 + r), r, part);
+                                        }
+                                    }
+                                }
+                            }
+                        } else {
+                            let mut r = w;
+                            while r != 0 {
+                                let i = b * 64 + r.trailing_zeros() as usize;
+                                one_row(i, keys.slot(i));
+                                r &= r - 1;
+                            }
+                        }
+                        // Later columns: straight to the table's lanes.
+                        for (c, col) in values.iter().enumerate().skip(1) {
+                            let mut r = w;
+                            while r != 0 {
+                                let i = b * 64 + r.trailing_zeros() as usize;
+                                let at = (keys.slot(i) * columns + c) * lanes + (i & (lanes - 1));
+                                let x = crate::arch::scalar::grouped::term(col, weights, c, i);
+                                let s =
+                                    sums_at.add(at).cast::<<$t as crate::arch::num::Num>::Sum>();
+                                *s = <$t as crate::arch::num::Num>::sum_add(*s, x);
+                                r &= r - 1;
+                            }
+                        }
+                    }
+                }
+                for (slot, p) in pairs.chunks_exact(8).enumerate() {
+                    let at = slot * columns * lanes;
+                    let mut count = 0u64;
+                    let mut fold = 0i64;
+                    for (lane, q) in p.iter().enumerate() {
+                        count += if $float {
+                            f64::from_bits(q[1] as u64) as u64
+                        } else {
+                            q[1] as u64
+                        };
+                        if lanes == 8 {
+                            // SAFETY: as when the pairs were read.
+                            unsafe { *sums_at.add(at + lane) = q[0] };
+                        } else {
+                            fold = fold.wrapping_add(q[0]);
+                        }
+                    }
+                    // SAFETY: as when the pairs were read; `slot` is below
+                    // the layout's slots.
+                    unsafe {
+                        if lanes != 8 {
+                            *sums_at.add(at) = fold;
+                        }
+                        *counts.add(slot) += count;
+                    }
+                }
+            }
+
             let blocks = n.div_ceil(64);
             // A layout of at most HOT slots is all hot from the start (no
             // seeding scan); a chunk's pass B skips the slots without rows.
@@ -254,15 +525,30 @@ macro_rules! sum_leaf {
             while c0 < blocks {
                 let c1 = blocks.min(c0 + CHUNK_BLOCKS);
                 if scalar_rest {
-                    // The rest of the call in one go: the scalar twin.
-                    crate::arch::scalar::grouped::add_range(
-                        t,
-                        keys,
-                        (values, weights),
-                        m,
-                        c0 * 64,
-                        n,
-                    );
+                    // The rest of the call in one go: the cold leaf where
+                    // its scratch holds the layout, else the scalar twin.
+                    if !matches!(keys, KeyCols::U16(_)) {
+                        let args = (t, keys, (values, weights), m, c0 * 64, n);
+                        // SAFETY: forwarded contract; the pairs run only
+                        // for a layout the scratch holds; `c0 * 64` is a
+                        // block start.
+                        unsafe {
+                            if pairs_pay(args.0.counts, n - c0 * 64) {
+                                cold_rest::<false>(args)
+                            } else {
+                                cold_rest::<true>(args)
+                            }
+                        };
+                    } else {
+                        crate::arch::scalar::grouped::add_range(
+                            t,
+                            keys,
+                            (values, weights),
+                            m,
+                            c0 * 64,
+                            n,
+                        );
+                    }
                     break;
                 }
                 // Pass A: the hot slots' masks and counts; the other rows
@@ -501,7 +787,9 @@ sum_leaf!(
         let _ = (acc, x, m);
     },
     |acc, sums, at| *acc = _mm512_loadu_pd(sums.as_ptr().add(at)),
-    |acc, sums, at| _mm512_storeu_pd(sums.as_mut_ptr().add(at), acc)
+    |acc, sums, at| _mm512_storeu_pd(sums.as_mut_ptr().add(at), acc),
+    cold: true,
+    |x| _mm512_castpd_si512(x)
 );
 
 /// An integer leaf: eight rows loaded (and widened to 64 bits) per vector,
@@ -530,7 +818,9 @@ macro_rules! int_leaf {
             |acc, sums, at| {
                 let _ = (acc, sums, at);
             },
-            |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as $sum)
+            |acc, sums, at| sums[at] = sums[at].wrapping_add(_mm512_reduce_add_epi64(acc) as $sum),
+            cold: false,
+            |x| x
         );
     };
 }
