@@ -395,7 +395,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     });
     // SAFETY: victims were unlinked from the pool under the lock.
     unsafe { unmap_chain(victims) };
-    if decay != 0 {
+    if decay != 0 && crate::options::decay_thread_on() {
         crate::pool::thread::ensure_started();
         if woke {
             crate::pool::thread::wake();
