@@ -17,11 +17,13 @@
 //!   released, so one huge map cannot pin memory behind a small buffer.
 //!   A smaller excess that is still more than the request stays resident
 //!   but is only lent: the block's usable size is the request, and the map
-//!   goes on the pool's slack list; the next fresh map (a request the pool
-//!   cannot serve) first releases every slack tail, so a program that frees
-//!   a 30 MiB buffer and then asks for five 6 MiB ones holds about 30 MiB,
-//!   not the old map's pages plus four new maps, while a program whose
-//!   requests the pool keeps serving never faults on them;
+//!   goes on the pool's slack list; a fresh map (a request the pool
+//!   cannot serve) first releases as many bytes of slack tails as it asks,
+//!   so a program that frees a 30 MiB buffer and then asks for five 6 MiB
+//!   ones holds about 30 MiB, not the old map's pages plus four new maps,
+//!   while a program whose requests the pool keeps serving never faults on
+//!   them (releasing only what the fresh map asks keeps the rest of a tail
+//!   for the map's next large request);
 //! - when no pooled map is large enough, the largest one is grown in place
 //!   of a fresh map (`mremap` moves its resident pages to an aligned range
 //!   and only the new tail faults), so the pool holds about as many maps as
@@ -58,6 +60,9 @@ pub(crate) struct DirectHeader {
     /// The bytes the block's owner may use (`usable`, or the request when
     /// the map is on the slack list, whose tail beyond may be released).
     pub(crate) lent: usize,
+    /// On the slack list: the tail up to this many bytes past `data` may
+    /// still be resident.
+    resident: usize,
     pub(crate) next: *mut DirectHeader,
     /// Global GC epoch when it entered the pool.
     pub(crate) since: u64,
@@ -136,7 +141,7 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         // outside the pool lock).
         Fit::Grow(h) => unsafe { grow(h, pages, align) },
         Fit::Miss => {
-            release_slack();
+            release_slack(pages);
             None
         }
     };
@@ -172,6 +177,7 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             data,
             usable: map_len - off,
             lent: map_len - off,
+            resident: 0,
             next: ptr::null_mut(),
             since: 0,
             since_ms: 0,
@@ -264,6 +270,7 @@ fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
             let excess = (*h).usable - pages;
             if !(*h).released && excess > pages && !releases_at_once(excess, pages) {
                 (*h).lent = pages;
+                (*h).resident = (*h).usable;
                 (*h).slack = true;
                 (*h).next = p.slack;
                 p.slack = h;
@@ -303,26 +310,37 @@ fn releases_at_once(excess: usize, pages: usize) -> bool {
     excess > pages && excess > crate::options::options().pool_budget / 4
 }
 
-/// Before a fresh map: releases the tails of the maps on the slack list
-/// (under the lock, so none is freed and handed out again meanwhile). The
-/// block's usable size stays its request.
-fn release_slack() {
+/// Before a fresh map of `need` bytes: releases as much of the slack
+/// tails, from their ends, so resident memory stays flat while a map the
+/// pool serves again next keeps most of its pages (under the lock, so none
+/// is freed and handed out again meanwhile). A block's usable size stays
+/// its request.
+fn release_slack(need: usize) {
     let (bytes, calls) = POOL.with(|p| {
         let (mut bytes, mut calls) = (0u64, 0u64);
-        let mut cur = core::mem::replace(&mut p.slack, ptr::null_mut());
+        let mut left = need;
+        let mut link: *mut *mut DirectHeader = &mut p.slack;
         // SAFETY: slack entries are live maps whose owner uses only their
-        // first `lent` bytes (page multiples), followed under the pool lock.
+        // first `lent` bytes (page multiples, as `resident` and `need`),
+        // followed under the pool lock.
         unsafe {
-            while !cur.is_null() {
-                let next = (*cur).next;
-                let tail = (*cur).usable - (*cur).lent;
+            while left != 0 && !(*link).is_null() {
+                let cur = *link;
+                let (lent, end) = ((*cur).lent, (*cur).resident);
+                let from = end.saturating_sub(left).max(lent);
                 calls += 1;
-                if os::release((*cur).data.add((*cur).lent), tail) {
-                    bytes += tail as u64;
+                if os::release((*cur).data.add(from), end - from) {
+                    bytes += (end - from) as u64;
                 }
-                (*cur).slack = false;
-                (*cur).next = ptr::null_mut();
-                cur = next;
+                left -= end - from;
+                (*cur).resident = from;
+                if from == lent {
+                    *link = (*cur).next;
+                    (*cur).slack = false;
+                    (*cur).next = ptr::null_mut();
+                } else {
+                    link = &mut (*cur).next;
+                }
             }
         }
         (bytes, calls)

@@ -177,8 +177,8 @@ fn pool_reuses_grows_trims_and_settles() {
 }
 
 /// A freed 30 MiB buffer, then five 6 MiB ones (`sort -S 30M` before its
-/// merge): the first takes the pooled map, whose 26 MiB excess stays
-/// resident only until the second needs a fresh map; RSS grows by about
+/// merge): the first takes the pooled map, whose 26 MiB excess goes back
+/// as the next four need fresh maps; RSS grows by about
 /// the 30 MiB the program writes, not the old map's pages plus four maps.
 fn lent_excess_goes_back_before_a_fresh_map(h: &Heap) {
     // Empty the pool first (a GC trims it to the budget).
