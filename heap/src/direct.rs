@@ -14,7 +14,16 @@
 //!   size: handing a resident map out costs no more memory than keeping it
 //!   pooled. Only when the excess over the request is both more than the
 //!   request and more than a quarter of the budget are the excess pages
-//!   released, so one huge map cannot pin memory behind a small buffer;
+//!   released, so one huge map cannot pin memory behind a small buffer.
+//!   A smaller excess that is still more than the request stays resident
+//!   but is only lent: the block's usable size is the request, and the map
+//!   goes on the pool's slack list; a fresh map (a request the pool
+//!   cannot serve) first releases as many bytes of slack tails as it asks,
+//!   so a program that frees a 30 MiB buffer and then asks for five 6 MiB
+//!   ones holds about 30 MiB, not the old map's pages plus four new maps,
+//!   while a program whose requests the pool keeps serving never faults on
+//!   them (releasing only what the fresh map asks keeps the rest of a tail
+//!   for the map's next large request);
 //! - when no pooled map is large enough, the largest one is grown in place
 //!   of a fresh map (`mremap` moves its resident pages to an aligned range
 //!   and only the new tail faults), so the pool holds about as many maps as
@@ -48,6 +57,12 @@ pub(crate) struct DirectHeader {
     map_align: usize,
     pub(crate) data: *mut u8,
     pub(crate) usable: usize,
+    /// The bytes the block's owner may use (`usable`, or the request when
+    /// the map is on the slack list, whose tail beyond may be released).
+    pub(crate) lent: usize,
+    /// On the slack list: the tail up to this many bytes past `data` may
+    /// still be resident.
+    resident: usize,
     pub(crate) next: *mut DirectHeader,
     /// Global GC epoch when it entered the pool.
     pub(crate) since: u64,
@@ -56,10 +71,15 @@ pub(crate) struct DirectHeader {
     pub(crate) zero: bool,
     pub(crate) released: bool,
     pub(crate) pooled: bool,
+    /// On [`Pool::slack`] (read and written under the pool lock).
+    slack: bool,
 }
 
 pub(crate) struct Pool {
     pub(crate) head: *mut DirectHeader,
+    /// Live maps lent with a resident tail beyond their request, linked
+    /// by `next`.
+    slack: *mut DirectHeader,
     pub(crate) bytes: usize,
     /// Idle decay: when the next pass is due, and when the last one ran.
     pub(crate) due: u64,
@@ -74,6 +94,7 @@ unsafe impl Send for Pool {}
 
 pub(crate) static POOL: Locked<Pool> = Locked::new(Pool {
     head: ptr::null_mut(),
+    slack: ptr::null_mut(),
     bytes: 0,
     due: NEVER,
     last: 0,
@@ -119,7 +140,10 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
         // SAFETY: unlinked, and `take_fit` checked its offset (syscalls run
         // outside the pool lock).
         Fit::Grow(h) => unsafe { grow(h, pages, align) },
-        Fit::Miss => None,
+        Fit::Miss => {
+            release_slack(pages);
+            None
+        }
     };
     if let Some((data, usable, zero)) = got {
         global().direct_in_use.fetch_add(usable, Ordering::Relaxed);
@@ -152,12 +176,15 @@ pub(crate) fn alloc(size: usize, align: usize) -> Option<(*mut u8, bool)> {
             map_align,
             data,
             usable: map_len - off,
+            lent: map_len - off,
+            resident: 0,
             next: ptr::null_mut(),
             since: 0,
             since_ms: 0,
             zero: true,
             released: false,
             pooled: false,
+            slack: false,
         });
     }
     mark_chunks(base.addr(), map_len, CHUNK_DIRECT_TAIL, CHUNK_DIRECT_TAIL);
@@ -238,6 +265,17 @@ fn take_fit(p: &mut Pool, pages: usize, align: usize) -> Fit {
         p.bytes -= (*h).usable;
         (*h).pooled = false;
         (*h).next = ptr::null_mut();
+        (*h).lent = (*h).usable;
+        if let Fit::Hit(_) = fit {
+            let excess = (*h).usable - pages;
+            if !(*h).released && excess > pages && !releases_at_once(excess, pages) {
+                (*h).lent = pages;
+                (*h).resident = (*h).usable;
+                (*h).slack = true;
+                (*h).next = p.slack;
+                p.slack = h;
+            }
+        }
         fit
     }
 }
@@ -252,7 +290,7 @@ unsafe fn hand_out(h: *mut DirectHeader, pages: usize) -> (*mut u8, usize, bool)
     unsafe {
         let (data, usable) = ((*h).data, (*h).usable);
         let excess = usable - pages;
-        if !(*h).released && excess > pages && excess > crate::options::options().pool_budget / 4 {
+        if !(*h).released && releases_at_once(excess, pages) {
             // `pages` and `usable` are page multiples, so the tail is whole pages.
             if os::release(data.add(pages), excess) {
                 let g = global();
@@ -264,6 +302,73 @@ unsafe fn hand_out(h: *mut DirectHeader, pages: usize) -> (*mut u8, usize, bool)
         (*h).zero = false;
         (*h).released = false;
         (data, usable, zero)
+    }
+}
+
+/// Whether a hand-out releases the excess beyond the request right away.
+fn releases_at_once(excess: usize, pages: usize) -> bool {
+    excess > pages && excess > crate::options::options().pool_budget / 4
+}
+
+/// Before a fresh map of `need` bytes: releases as much of the slack
+/// tails, from their ends, so resident memory stays flat while a map the
+/// pool serves again next keeps most of its pages (under the lock, so none
+/// is freed and handed out again meanwhile). A block's usable size stays
+/// its request.
+fn release_slack(need: usize) {
+    let (bytes, calls) = POOL.with(|p| {
+        let (mut bytes, mut calls) = (0u64, 0u64);
+        let mut left = need;
+        let mut link: *mut *mut DirectHeader = &mut p.slack;
+        // SAFETY: slack entries are live maps whose owner uses only their
+        // first `lent` bytes (page multiples, as `resident` and `need`),
+        // followed under the pool lock.
+        unsafe {
+            while left != 0 && !(*link).is_null() {
+                let cur = *link;
+                let (lent, end) = ((*cur).lent, (*cur).resident);
+                let from = end.saturating_sub(left).max(lent);
+                calls += 1;
+                if os::release((*cur).data.add(from), end - from) {
+                    bytes += (end - from) as u64;
+                }
+                left -= end - from;
+                (*cur).resident = from;
+                if from == lent {
+                    *link = (*cur).next;
+                    (*cur).slack = false;
+                    (*cur).next = ptr::null_mut();
+                } else {
+                    link = &mut (*cur).next;
+                }
+            }
+        }
+        (bytes, calls)
+    });
+    if calls != 0 {
+        let g = global();
+        g.released.fetch_add(bytes, Ordering::Relaxed);
+        g.madvise_calls.fetch_add(calls, Ordering::Relaxed);
+    }
+}
+
+/// Unlinks `h` from the slack list if it is there.
+///
+/// # Safety
+/// `h` is a live header; called under the pool lock.
+unsafe fn unlink_slack(p: &mut Pool, h: *mut DirectHeader) {
+    // SAFETY: `slack` is only touched under the pool lock; entries are live.
+    unsafe {
+        if !(*h).slack {
+            return;
+        }
+        (*h).slack = false;
+        let mut link: *mut *mut DirectHeader = &mut p.slack;
+        while *link != h {
+            link = &mut (**link).next;
+        }
+        *link = (*h).next;
+        (*h).next = ptr::null_mut();
     }
 }
 
@@ -319,6 +424,7 @@ unsafe fn grow(h: *mut DirectHeader, pages: usize, align: usize) -> Option<(*mut
         (*nh).map_align = map_align;
         (*nh).data = data;
         (*nh).usable = new_len - off;
+        (*nh).lent = new_len - off;
         (*nh).zero = false;
         (*nh).released = false;
     }
@@ -362,8 +468,11 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     let usable = unsafe { (*h).usable };
     global().direct_in_use.fetch_sub(usable, Ordering::Relaxed);
     if usable > budget {
-        // SAFETY: live and unpooled.
-        unsafe { unmap(h) };
+        // SAFETY: live and unpooled; unlinked from the slack list first.
+        unsafe {
+            POOL.with(|p| unlink_slack(p, h));
+            unmap(h);
+        }
         return;
     }
     let epoch = global().gc_epoch.load(Ordering::Relaxed);
@@ -378,6 +487,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
         }
         // SAFETY: we own the header until it is on the list.
         unsafe {
+            unlink_slack(p, h);
             (*h).pooled = true;
             (*h).since = epoch;
             (*h).since_ms = now as u32;
@@ -395,7 +505,7 @@ pub(crate) unsafe fn free(h: *mut DirectHeader) {
     });
     // SAFETY: victims were unlinked from the pool under the lock.
     unsafe { unmap_chain(victims) };
-    if decay != 0 {
+    if decay != 0 && crate::options::decay_thread_on() {
         crate::pool::thread::ensure_started();
         if woke {
             crate::pool::thread::wake();

@@ -283,6 +283,6 @@ pub(crate) unsafe fn usable(loc: Loc) -> usize {
         Loc::Small { r, slot } => class_size(unsafe { (*r).slabs[slot].class1 } as usize - 1),
         Loc::Medium { order, .. } => PAGE << order,
         // SAFETY: the header of a live direct map.
-        Loc::Direct(h) => unsafe { (*h).usable },
+        Loc::Direct(h) => unsafe { (*h).lent },
     }
 }

@@ -1,5 +1,5 @@
 //! The process-wide tuning knobs: a leaf the GC, the decay and the checks
-//! read on entry.
+//! read on entry (a change only wakes the decay thread).
 
 use crate::sync::plain::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -23,6 +23,15 @@ pub struct Options {
     /// `gc()` call is needed (default 1000 ms; 0 disables decay). Times come
     /// from the coarse monotonic clock (a few ms granularity).
     pub decay_ms: u64,
+    /// The decay thread (Linux with `std`; default on): one detached thread
+    /// per process, named `keel-decay`, started with the first direct map
+    /// pooled while decay is on, returns pooled maps and exited threads'
+    /// heaps by age when no slow path comes. Off, no thread is started (for
+    /// a program that must stay single-threaded, as one calling
+    /// `unshare(CLONE_NEWUSER)` must, or a sandbox counting threads) and
+    /// decay still runs on the slow paths; a thread already started then
+    /// sleeps until the option comes back on.
+    pub decay_thread: bool,
     /// The full checker in release builds too (debug builds always run
     /// it): the heap checker at every GC entry, every free looked up on
     /// its slab's free list, and a line for each pointer freed that
@@ -39,6 +48,7 @@ impl Default for Options {
             release_budget: 64 << 20,
             pool_budget: 256 << 20,
             decay_ms: 1000,
+            decay_thread: true,
             checker: false,
         }
     }
@@ -49,6 +59,7 @@ static OPT_MIN_AGE: AtomicU64 = AtomicU64::new(3);
 static OPT_BUDGET: AtomicUsize = AtomicUsize::new(64 << 20);
 static OPT_POOL: AtomicUsize = AtomicUsize::new(256 << 20);
 static OPT_DECAY: AtomicU64 = AtomicU64::new(1000);
+static OPT_DECAY_THREAD: AtomicBool = AtomicBool::new(true);
 static OPT_CHECKER: AtomicBool = AtomicBool::new(false);
 /// Bumped by every [`configure`], so heaps recompute deadlines taken under
 /// older options.
@@ -63,6 +74,12 @@ pub(crate) fn checker_on() -> bool {
 #[inline]
 pub(crate) fn options_decay_ms() -> u64 {
     OPT_DECAY.load(Ordering::Relaxed)
+}
+
+/// Whether [`Options::decay_thread`] is on.
+#[inline]
+pub(crate) fn decay_thread_on() -> bool {
+    OPT_DECAY_THREAD.load(Ordering::Relaxed)
 }
 
 #[inline]
@@ -83,8 +100,11 @@ pub fn configure(o: Options) {
     OPT_BUDGET.store(o.release_budget, Ordering::Relaxed);
     OPT_POOL.store(o.pool_budget, Ordering::Relaxed);
     OPT_DECAY.store(o.decay_ms, Ordering::Relaxed);
+    OPT_DECAY_THREAD.store(o.decay_thread, Ordering::Relaxed);
     OPT_CHECKER.store(o.checker, Ordering::Relaxed);
     OPT_GEN.fetch_add(1, Ordering::Relaxed);
+    // A decay thread asleep under the old options reads the new ones.
+    crate::pool::thread::wake();
 }
 
 /// The current options.
@@ -95,6 +115,7 @@ pub fn options() -> Options {
         release_budget: OPT_BUDGET.load(Ordering::Relaxed),
         pool_budget: OPT_POOL.load(Ordering::Relaxed),
         decay_ms: OPT_DECAY.load(Ordering::Relaxed),
+        decay_thread: OPT_DECAY_THREAD.load(Ordering::Relaxed),
         checker: OPT_CHECKER.load(Ordering::Relaxed),
     }
 }

@@ -112,7 +112,8 @@ pub(crate) fn pool_bytes() -> usize {
 /// sleeps until the pool's pass or the sweep of abandoned heaps is due,
 /// and runs them as a slow path would (both take their own locks or
 /// borrows). It never allocates, blocks every signal, and a thread that
-/// cannot be created leaves the slow paths to do the work, as before.
+/// cannot be created (or `Options::decay_thread` off) leaves the slow paths
+/// to do the work.
 #[cfg(all(feature = "std", target_os = "linux", not(miri), not(keel_loom)))]
 pub(crate) mod thread {
     use super::{NEVER, POOL_DUE};
@@ -189,7 +190,12 @@ pub(crate) mod thread {
     extern "C" fn run(_: *mut c_void) -> *mut c_void {
         loop {
             let seen = WAKE.load(Ordering::Acquire);
-            let decay = crate::options::options_decay_ms();
+            // Off (decay or the thread): sleep until `configure` wakes it.
+            let decay = if crate::options::decay_thread_on() {
+                crate::options::options_decay_ms()
+            } else {
+                0
+            };
             let now = os::now_ms();
             let due = next_due();
             if decay != 0 && due <= now {

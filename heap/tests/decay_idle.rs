@@ -1,8 +1,9 @@
 //! A program that stops allocating still gets its freed memory back by age:
 //! a direct map freed into the pool loses its pages about `decay_ms` later
 //! though no allocation, free or `gc()` follows (Linux: the decay thread
-//! runs the pool's pass). One test in its own process (global options and
-//! pool); timing-driven, so not under Miri. The wait is generous and ends
+//! runs the pool's pass), and with `decay_thread` off no thread is
+//! started. One test in its own process (global options, pool and thread);
+//! timing-driven, so not under Miri. The wait is generous and ends
 //! as soon as the pages are back, so a loaded machine only makes it slower.
 #![cfg(all(target_os = "linux", not(any(keel_loom, miri))))]
 
@@ -19,13 +20,36 @@ fn rss_exact() -> u64 {
     kib * 1024
 }
 
+/// How many of this process's threads are named `keel-decay`.
+fn decay_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter(|t| {
+            let comm = t.as_ref().unwrap().path().join("comm");
+            std::fs::read_to_string(comm).is_ok_and(|c| c.trim_end() == "keel-decay")
+        })
+        .count()
+}
+
 #[test]
 fn pooled_maps_come_back_with_no_allocator_call() {
     const LEN: usize = 32 << 20;
     let decay = Duration::from_millis(100);
-    configure(Options {
+    let off = Options {
         decay_ms: decay.as_millis() as u64,
+        decay_thread: false,
         ..Options::default()
+    };
+    configure(off);
+    let p = raw::alloc(LEN, 8);
+    assert!(!p.is_null());
+    // SAFETY: a live block of LEN bytes, freed once.
+    unsafe { raw::free(p) };
+    assert!(stats().pool_bytes >= LEN as u64, "the freed map is pooled");
+    assert_eq!(decay_threads(), 0, "a decay thread started while off");
+    configure(Options {
+        decay_thread: true,
+        ..off
     });
     let p = raw::alloc(LEN, 8);
     assert!(!p.is_null());
@@ -34,6 +58,7 @@ fn pooled_maps_come_back_with_no_allocator_call() {
         p.write_bytes(0xa5, LEN);
         raw::free(p);
     }
+    assert_eq!(decay_threads(), 1, "no decay thread after pooling a map");
     let full = rss_exact();
     let released = stats().released;
     assert!(stats().pool_bytes >= LEN as u64, "the freed map is pooled");

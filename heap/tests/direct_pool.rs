@@ -172,4 +172,57 @@ fn pool_reuses_grows_trims_and_settles() {
         grown <= (2 * 64 + 16) as u64 * MIB as u64,
         "peak RSS {grown} bytes above the start for two columns of at most 64 MiB"
     );
+
+    lent_excess_goes_back_before_a_fresh_map(&h);
+}
+
+/// A freed 30 MiB buffer, then five 6 MiB ones (`sort -S 30M` before its
+/// merge): the first takes the pooled map, whose 26 MiB excess goes back
+/// as the next four need fresh maps; RSS grows by about
+/// the 30 MiB the program writes, not the old map's pages plus four maps.
+fn lent_excess_goes_back_before_a_fresh_map(h: &Heap) {
+    // Empty the pool first (a GC trims it to the budget).
+    configure(Options {
+        pool_budget: 0,
+        decay_ms: 0,
+        ..Options::default()
+    });
+    h.gc();
+    assert_eq!(stats().pool_bytes, 0);
+    configure(Options {
+        decay_ms: 0,
+        ..Options::default()
+    });
+    let base = rss_exact();
+    let big = h.alloc(30 * MIB, 8);
+    assert!(!big.is_null());
+    touch(big, 30 * MIB);
+    // SAFETY: live, freed once.
+    unsafe { h.free(big) };
+    let mut peak = 0;
+    let bufs: Vec<*mut u8> = (0..5)
+        .map(|i| {
+            let p = h.alloc(6 * MIB, 8);
+            assert!(!p.is_null());
+            if i == 0 {
+                // SAFETY: `p` is live. Only the request of the lent map is
+                // usable (its tail may be released).
+                assert_eq!(unsafe { keel_heap::usable_size(p) }, 6 * MIB);
+            }
+            touch(p, 6 * MIB);
+            peak = peak.max(rss_exact());
+            p
+        })
+        .collect();
+    assert_eq!(bufs[0], big, "the pooled map was not reused");
+    let grown = peak.saturating_sub(base);
+    println!("peak {} MiB above the start", grown >> 20);
+    assert!(
+        grown <= 40 * MIB as u64,
+        "peak RSS {grown} bytes above the start for 30 MiB written at once"
+    );
+    for p in bufs {
+        // SAFETY: live, freed once.
+        unsafe { h.free(p) };
+    }
 }

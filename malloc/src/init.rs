@@ -72,6 +72,9 @@ pub fn apply(o: EnvOptions) {
     if let Some(mib) = o.pool_mib {
         heap.pool_budget = usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
     }
+    if let Some(on) = o.decay_thread {
+        heap.decay_thread = on;
+    }
     heap.checker = o.checker;
     keel_heap::raw::configure(heap);
     STATS_AT_EXIT.store(o.stats, Ordering::Relaxed);

@@ -5,6 +5,7 @@
 //! | `KEEL_HEAP_PURGE_EVERY` | the page-release pass runs on one GC in N | keel-heap's (16) |
 //! | `KEEL_HEAP_DECAY_MS` | time after which free memory is released | keel-heap's |
 //! | `KEEL_HEAP_POOL_MIB` | MiB of freed direct maps (blocks above the buddy range) kept for reuse | keel-heap's (256) |
+//! | `KEEL_HEAP_DECAY_THREAD` | `0`: start no decay thread (decay stays on the slow paths) | on (keel-heap's) |
 //! | `KEEL_HEAP_STATS` | `1`: print statistics to stderr at exit | off |
 //! | `KEEL_HEAP_STATS_FILE` | append the exit statistics to this file instead of stderr (implies `KEEL_HEAP_STATS=1`) | unset |
 //! | `KEEL_HEAP_CHECK` | `1`: run keel-heap's checker (validation, bad-free detection) | off |
@@ -30,6 +31,8 @@ pub struct EnvOptions {
     pub decay_ms: Option<u64>,
     /// `KEEL_HEAP_POOL_MIB`: MiB of freed direct maps kept for reuse.
     pub pool_mib: Option<u64>,
+    /// `KEEL_HEAP_DECAY_THREAD`: whether keel-heap may start its decay thread.
+    pub decay_thread: Option<bool>,
     /// `KEEL_HEAP_STATS=1`: print statistics to stderr at exit.
     pub stats: bool,
     /// `KEEL_HEAP_CHECK=1`: turn keel-heap's checker on.
@@ -111,13 +114,13 @@ pub fn from_lookup<'a>(
     o.purge_every = number("KEEL_HEAP_PURGE_EVERY");
     o.decay_ms = number("KEEL_HEAP_DECAY_MS");
     o.pool_mib = number("KEEL_HEAP_POOL_MIB");
-    let mut flag = |name: &str| -> bool {
-        lookup(name)
-            .and_then(|v| parse_flag(v).map_err(|e| warn(name, v, e)).ok())
-            .unwrap_or(false)
+    let mut flag = |name: &str| -> Option<bool> {
+        let v = lookup(name)?;
+        parse_flag(v).map_err(|e| warn(name, v, e)).ok()
     };
-    o.stats = flag("KEEL_HEAP_STATS");
-    o.checker = flag("KEEL_HEAP_CHECK");
+    o.decay_thread = flag("KEEL_HEAP_DECAY_THREAD");
+    o.stats = flag("KEEL_HEAP_STATS").unwrap_or(false);
+    o.checker = flag("KEEL_HEAP_CHECK").unwrap_or(false);
     o.stats_file = lookup("KEEL_HEAP_STATS_FILE").is_some_and(|v| !v.is_empty());
     o.stats |= o.stats_file;
     o
@@ -196,8 +199,9 @@ mod tests {
 
     #[test]
     fn lookup_and_warnings() {
-        let table: [(&str, &[u8]); 5] = [
+        let table: [(&str, &[u8]); 6] = [
             ("KEEL_HEAP_PURGE_EVERY", b"4"),
+            ("KEEL_HEAP_DECAY_THREAD", b"off"),
             ("KEEL_HEAP_POOL_MIB", b"64"),
             ("KEEL_HEAP_DECAY_MS", b"soon"),
             ("KEEL_HEAP_STATS", b"1"),
@@ -225,6 +229,7 @@ mod tests {
                 purge_every: Some(4),
                 decay_ms: None,
                 pool_mib: Some(64),
+                decay_thread: Some(false),
                 stats: true,
                 checker: false,
                 stats_file: false,
@@ -232,5 +237,18 @@ mod tests {
         );
         let empty = from_lookup(|_| None, |n, _, _| panic!("warned for {n}"));
         assert_eq!(empty, EnvOptions::default());
+        let mut bad = 0;
+        let o = from_lookup(
+            |n| (n == "KEEL_HEAP_DECAY_THREAD").then_some(&b"sometimes"[..]),
+            |n, _, e| {
+                assert_eq!((n, e), ("KEEL_HEAP_DECAY_THREAD", OptionError::NotAFlag));
+                bad += 1;
+            },
+        );
+        assert_eq!(
+            (o.decay_thread, bad),
+            (None, 1),
+            "ignored, with one warning"
+        );
     }
 }

@@ -143,3 +143,38 @@ fn stats_file_gets_the_report() {
     assert_eq!(text.matches("keel-malloc statistics").count(), 2, "{text}");
     let _ = std::fs::remove_file(&path);
 }
+
+/// `KEEL_HEAP_DECAY_THREAD=0` keeps the process single-threaded: no
+/// `keel-decay` thread after a direct map is pooled (one by default), and
+/// a value that is not a flag is ignored with one warning line.
+#[test]
+fn decay_thread_can_be_turned_off() {
+    let exe = compile("decaythread.c");
+    for (value, threads) in [(None, 1), (Some("0"), 0), (Some("maybe"), 1)] {
+        let env: Vec<(&str, &str)> = value
+            .map(|v| ("KEEL_HEAP_DECAY_THREAD", v))
+            .into_iter()
+            .collect();
+        let out = run(
+            &exe,
+            &[],
+            &Run {
+                preload: true,
+                env: &env,
+                dir: None,
+            },
+        );
+        assert_success("decaythread.c", &out);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        common::assert_allocator_is_keel("decaythread.c", &stdout);
+        assert!(
+            stdout.contains(&format!("decay threads: {threads}\n")),
+            "KEEL_HEAP_DECAY_THREAD={value:?}: {stdout}"
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let warned = stderr
+            .matches("keel-malloc: ignoring KEEL_HEAP_DECAY_THREAD=maybe: not 0/1/")
+            .count();
+        assert_eq!(warned, usize::from(value == Some("maybe")), "{stderr:?}");
+    }
+}
