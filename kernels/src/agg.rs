@@ -267,6 +267,30 @@ impl Kernels {
     }
 }
 
+/// Unmasked sums of 64-bit values of at least this many bytes run a loop of
+/// 128-bit loads (the build's baseline, SSE2 on x86-64) at the AVX2 and
+/// AVX-512 levels. Past the last-level cache (32 MiB on a Zen 3 or Zen 4
+/// CCD; a column of twice that comes mostly from DRAM) the sum waits on
+/// memory, and on the Zen 4 this was measured on narrower loads stream
+/// faster: over a cache-aligned i64 column at 16 Mi rows the 512-bit leaf
+/// read 16.6 GB/s, the 256-bit one 17.6, a 128-bit loop (arrow's) 21.7; at
+/// 128 Mi rows 21.4, 24.0 and 25.3; f64 alike. From cache the 512-bit leaf
+/// is as fast or faster, so the switch waits until past it. The sum is the
+/// same (the same lanes in the same order). `bench/src/bin/sums.rs`
+/// measures it. Under Miri, 4 KiB, so that the columns Miri runs take it.
+pub(crate) const SUM_STREAM_FROM_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 64 << 20 };
+
+/// Whether an unmasked sum of `rows` values of `T` at `level` runs the
+/// 128-bit loop (see [`SUM_STREAM_FROM_BYTES`]): the loop chosen is the
+/// fastest measured for the size, not the widest.
+#[inline]
+pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
+    use crate::cpu::Level;
+    matches!(level, Level::Avx2 | Level::Avx512)
+        && core::mem::size_of::<T>() == 8
+        && rows.saturating_mul(8) >= SUM_STREAM_FROM_BYTES
+}
+
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
 /// Only when the result equals that sentinel can no row have counted; count
 /// then, never on the common path.
@@ -292,5 +316,49 @@ fn empty_sum_is_positive<T: Element>(s: T::Sum, count: impl FnOnce() -> usize) -
         T::EMPTY_SUM
     } else {
         s
+    }
+}
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests {
+    use super::*;
+
+    /// Columns just past [`SUM_STREAM_FROM_BYTES`] (unmasked: the 128-bit
+    /// loop) sum to the scalar twin's bits at every level, with and without
+    /// nulls.
+    #[test]
+    fn sums_past_the_stream_switch_equal_the_scalar_twin() {
+        let n = SUM_STREAM_FROM_BYTES / 8 + 37;
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let i: alloc::vec::Vec<i64> = (0..n)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                s as i64
+            })
+            .collect();
+        // Sevenths round, so an add in another lane or order changes bits.
+        let f: alloc::vec::Vec<f64> = i.iter().map(|&x| (x % 1_000_000) as f64 / 7.0).collect();
+        let nulls: alloc::vec::Vec<u64> = (0..n.div_ceil(64))
+            .map(|b| 0xF0F0_FFFF_FFFF_0F7Eu64.rotate_left(b as u32))
+            .collect();
+        let sc = Kernels::scalar();
+        assert!(n * 8 >= SUM_STREAM_FROM_BYTES);
+        for k in Kernels::supported() {
+            let l = k.level();
+            assert_eq!(k.sum(&i), sc.sum(&i), "i64 {l}");
+            assert_eq!(k.sum(&f).to_bits(), sc.sum(&f).to_bits(), "f64 {l}");
+            let (a, b) = (
+                k.sum_masked(&i, Some(&nulls[..])),
+                sc.sum_masked(&i, Some(&nulls[..])),
+            );
+            assert_eq!(a.unwrap(), b.unwrap(), "masked i64 {l}");
+            let (a, b) = (
+                k.sum_masked(&f, Some(&nulls[..])),
+                sc.sum_masked(&f, Some(&nulls[..])),
+            );
+            assert_eq!(a.unwrap().to_bits(), b.unwrap().to_bits(), "masked f64 {l}");
+        }
     }
 }

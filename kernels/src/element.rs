@@ -159,6 +159,9 @@ macro_rules! element {
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                if m.is_all() && crate::agg::sum_streams::<$t>(k.level(), v.len()) {
+                    return sc::sum_all(v);
+                }
                 dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
             }
             fn k_filter(

@@ -306,29 +306,3 @@ fn miri_builds_with_simd_features_run_those_levels() {
         "a feature detection needs is missing from the build's features"
     );
 }
-
-/// Sums of 20 MiB columns (past every cache) at every level: the same bits
-/// as the scalar twin, masked or not.
-#[test]
-#[cfg_attr(miri, ignore = "20 MiB columns: too slow for Miri")]
-fn large_unmasked_sums_equal_the_scalar_twin() {
-    let n = (20 << 20) / 8 + 37;
-    let v: Vec<f64> = column(Pattern::Small, n, 9);
-    let i: Vec<i64> = column(Pattern::Any, n, 10);
-    let u: Vec<u64> = i.iter().map(|&x| x as u64).collect();
-    let s = Kernels::scalar();
-    for k in Kernels::supported() {
-        assert_eq!(
-            k.sum(&v).to_bits(),
-            s.sum(&v).to_bits(),
-            "f64 {}",
-            k.level()
-        );
-        let m = k
-            .sum_masked(&v, Some(&vec![!0u64; n.div_ceil(64)][..]))
-            .unwrap();
-        assert_eq!(m.to_bits(), s.sum(&v).to_bits(), "masked f64 {}", k.level());
-        assert_eq!(k.sum(&i), s.sum(&i), "i64 {}", k.level());
-        assert_eq!(k.sum(&u), s.sum(&u), "u64 {}", k.level());
-    }
-}

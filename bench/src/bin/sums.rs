@@ -6,16 +6,20 @@
 //! the share-of-bandwidth column). GB/s of input, medians of interleaved
 //! rounds, every contender over the same buffer; `ceiling B/cyc` is the
 //! ceiling loop's bytes per TSC cycle (the TSC rate measured against the
-//! wall clock: `tsc_hz` below).
+//! wall clock: `tsc_hz` below). Unmasked sums of 64-bit columns past the
+//! last-level cache run a 128-bit loop at both SIMD levels
+//! (`SUM_STREAM_FROM_BYTES` in `kernels/src/agg.rs`), so from 16 Mi rows of
+//! those the three keel columns are the same loop.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin sums
 //! # quicker: --rounds 3 --max-log2 24
+//! # columns off the cache line by 2 rows: --offset-rows 2
 //! ```
 
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
-use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_bench::{Contender, black_box, median, print_table};
 use keel_kernels::{Element, Kernels, cpu};
 use std::arch::x86_64::*;
 use std::time::Instant;
@@ -164,10 +168,12 @@ impl Col for i32 {
     }
 }
 
-fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<String>>) {
+fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut Vec<Vec<String>>) {
     let max = *sizes.last().unwrap();
     let mut s = 7u64;
-    let values: Vec<T> = (0..max)
+    // Room to start the columns on a cache line, then `off` rows past it.
+    let pad = 64 / std::mem::size_of::<T>() + off;
+    let values: Vec<T> = (0..max + pad)
         .map(|_| {
             s ^= s >> 12;
             s ^= s << 25;
@@ -176,9 +182,18 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
         })
         .collect();
     // One buffer for every contender: arrow's array owns the values and
-    // keel reads the same memory (a copy would sit on other pages).
-    let arr = PrimitiveArray::<T::A>::new(arrow_buffer::ScalarBuffer::from(values), None);
+    // keel reads the same memory (a copy would sit on other pages). The
+    // columns start on a cache line, or `off` rows past one (a large `Vec`
+    // from glibc's malloc starts 16 bytes past).
+    let head = (64 - values.as_ptr() as usize % 64) % 64 / std::mem::size_of::<T>();
+    let arr = PrimitiveArray::<T::A>::new(arrow_buffer::ScalarBuffer::from(values), None)
+        .slice(head + off, max);
     let values: &[T] = arr.values();
+    eprintln!(
+        "{}: column starts {} bytes past a cache line",
+        T::NAME,
+        values.as_ptr() as usize % 64
+    );
     let (k, k5, k2) = (
         Kernels::current(),
         Kernels::at(cpu::Level::Avx512).unwrap(),
@@ -190,7 +205,7 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
         let bytes = std::mem::size_of_val(v);
         // SAFETY: any initialised memory reads as bytes.
         let raw: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), bytes) };
-        let mut c = vec![
+        let mut c = [
             Contender::new("keel", || {
                 gbps(bytes, || {
                     black_box(k.sum(black_box(v)));
@@ -224,7 +239,19 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
                 })
             }),
         ];
-        let m = interleave(rounds, &mut c);
+        // Interleaved rounds after one warm-up sample each, as
+        // `keel_bench::interleave`, keeping the rounds for the ratio spread.
+        for x in c.iter_mut() {
+            (x.sample)();
+        }
+        let per: Vec<Vec<f64>> = (0..rounds)
+            .map(|_| c.iter_mut().map(|x| (x.sample)()).collect())
+            .collect();
+        let m: Vec<f64> = (0..c.len())
+            .map(|i| median(&mut per.iter().map(|r| r[i]).collect::<Vec<_>>()))
+            .collect();
+        let ratios = per.iter().map(|r| r[0] / r[3]);
+        let (lo, hi) = ratios.fold((f64::MAX, 0f64), |(l, h), x| (l.min(x), h.max(x)));
         let name = if n >= 1 << 20 {
             format!("{} Mi", n >> 20)
         } else {
@@ -241,6 +268,7 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
             format!("{:.2}", m[4] * 1e9 / hz),
             format!("{:.1}", m[5]),
             format!("{:.2}", m[0] / m[3]),
+            format!("{lo:.2}-{hi:.2}"),
             format!("{:.2}", m[0] / m[4]),
             format!("{:.2}", m[0] / m[5]),
         ]);
@@ -251,11 +279,13 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, hz: f64, rows: &mut Vec<Vec<Strin
 fn main() {
     let mut rounds = 5;
     let mut max_log2 = 27;
+    let mut off = 0;
     let v: Vec<String> = std::env::args().skip(1).collect();
     for p in v.chunks(2) {
         match p[0].as_str() {
             "--rounds" => rounds = p[1].parse().unwrap(),
             "--max-log2" => max_log2 = p[1].parse().unwrap(),
+            "--offset-rows" => off = p[1].parse().unwrap(),
             o => panic!("unknown argument {o}"),
         }
     }
@@ -276,9 +306,9 @@ fn main() {
         hz / 1e9
     );
     let mut rows = Vec::new();
-    run::<i64>(&sizes, rounds, hz, &mut rows);
-    run::<f64>(&sizes, rounds, hz, &mut rows);
-    run::<i32>(&sizes, rounds, hz, &mut rows);
+    run::<i64>(&sizes, rounds, off, hz, &mut rows);
+    run::<f64>(&sizes, rounds, off, hz, &mut rows);
+    run::<i32>(&sizes, rounds, off, hz, &mut rows);
     print_table(
         &[
             "type",
@@ -291,6 +321,7 @@ fn main() {
             "ceiling B/cyc",
             "read pass",
             "keel/arrow",
+            "keel/arrow rounds",
             "keel/ceiling",
             "keel/read",
         ],

@@ -119,3 +119,32 @@ pub(crate) fn count_rows(rows: &[u32], m: RowMask<'_>) -> usize {
     }
     rows.iter().filter(|&&r| m.get(r as usize)).count()
 }
+
+/// Sum of every value of `v`, in the documented order, as a loop the
+/// compiler vectorizes at the build's baseline (SSE2 on x86-64): lane
+/// `i % L` of a fixed array adds row `i` (`L` = [`Num::SUM_LANES`], or 8
+/// independent lanes for integers, where order cannot matter), then the
+/// lanes fold as [`reduce_lanes`] folds them. The same bits as [`sum`] with
+/// every row counted.
+#[inline(never)]
+pub(crate) fn sum_all<T: Num>(v: &[T]) -> T::Sum {
+    const MAX: usize = 64;
+    let lanes = if T::SUM_LANES > 1 { T::SUM_LANES } else { 8 };
+    let mut acc = [T::SUM_ZERO; MAX];
+    let mut chunks = v.chunks_exact(lanes);
+    for c in &mut chunks {
+        for (a, &x) in acc[..lanes].iter_mut().zip(c) {
+            *a = T::sum_add(*a, x.widen());
+        }
+    }
+    for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
+        *a = T::sum_add(*a, x.widen());
+    }
+    if T::SUM_LANES > 1 {
+        reduce_lanes::<T>(&mut acc)
+    } else {
+        acc[..lanes]
+            .iter()
+            .fold(T::SUM_ZERO, |s, &a| T::sum_add(s, a))
+    }
+}
