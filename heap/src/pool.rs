@@ -108,7 +108,10 @@ pub(crate) fn pool_bytes() -> usize {
 /// The decay thread (Linux with `std`): a program that stops allocating
 /// would otherwise keep its pooled maps, and the heaps its exited threads
 /// left, until some later slow path. It starts with the first map pooled
-/// while decay is on (once per process: a forked child starts its own),
+/// while decay is on (once per process; never in a forked child of a
+/// process that started one, whose slow paths decay as before: the child
+/// of a threaded program may run only async-signal-safe code until it
+/// `exec`s, and creating a thread is not),
 /// sleeps until the pool's pass or the sweep of abandoned heaps is due,
 /// and runs them as a slow path would (both take their own locks or
 /// borrows). It never allocates, blocks every signal, and a thread that
@@ -122,20 +125,23 @@ pub(crate) mod thread {
     use core::ffi::c_void;
     use core::ptr;
 
-    /// The process whose decay thread runs (0: none started).
+    /// The process whose decay thread runs (0: none started). A forked
+    /// child inherits its parent's pid here, so it never starts one.
     static OWNER: AtomicU32 = AtomicU32::new(0);
     /// Bumped when a deadline comes nearer while the thread may sleep.
     static WAKE: AtomicU32 = AtomicU32::new(0);
 
-    /// Starts the thread if this process has none.
+    /// Starts the thread if none was started in this process or, before a
+    /// `fork`, in its parent.
     pub(crate) fn ensure_started() {
+        if OWNER.load(Ordering::Relaxed) != 0 {
+            return;
+        }
         // SAFETY: getpid has no preconditions.
         let pid = unsafe { libc::getpid() } as u32;
-        let owner = OWNER.load(Ordering::Relaxed);
-        if owner == pid
-            || OWNER
-                .compare_exchange(owner, pid, Ordering::AcqRel, Ordering::Relaxed)
-                .is_err()
+        if OWNER
+            .compare_exchange(0, pid, Ordering::AcqRel, Ordering::Relaxed)
+            .is_err()
         {
             return;
         }

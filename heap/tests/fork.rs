@@ -1,7 +1,21 @@
-//! The fork handlers: a child of a threaded program can allocate.
+//! The fork handlers: a child of a threaded program can allocate, and
+//! starts no decay thread of its own.
 #![cfg(not(any(keel_loom, miri)))]
 
 use keel_heap::raw;
+
+/// Threads of this process named `keel-decay` (Linux: /proc/self/task).
+fn decay_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter(|t| {
+            let comm = t.as_ref().unwrap().path().join("comm");
+            std::fs::read_to_string(comm).is_ok_and(|c| c.trim_end() == "keel-decay")
+        })
+        .count()
+}
 
 #[test]
 fn child_of_a_threaded_program_can_allocate_after_fork() {
@@ -15,6 +29,16 @@ fn child_of_a_threaded_program_can_allocate_after_fork() {
             unsafe { raw::free(p) };
         }
     });
+    // A pooled direct map starts the decay thread (Linux); wait for it, so
+    // every child below is forked from a process that has one.
+    // SAFETY: freed once.
+    unsafe { raw::free(raw::alloc(5 << 20, 8)) };
+    let linux = cfg!(target_os = "linux");
+    let start = std::time::Instant::now();
+    while linux && decay_threads() == 0 && start.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(!linux || decay_threads() == 1, "the parent's decay thread");
     for _ in 0..5 {
         raw::prepare_fork();
         // SAFETY: the child only calls async-signal-tolerant code of ours and _exit.
@@ -28,6 +52,9 @@ fn child_of_a_threaded_program_can_allocate_after_fork() {
                 unsafe { raw::free(p) };
                 !p.is_null()
             });
+            // The child pooled maps, but creating a thread in the child of
+            // a threaded program is not async-signal-safe: it has none.
+            let ok = ok && decay_threads() == 0;
             // SAFETY: leaving the child without running the parent's atexit handlers.
             unsafe { libc::_exit(if ok { 0 } else { 1 }) };
         }
