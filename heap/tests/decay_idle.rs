@@ -7,6 +7,8 @@
 //! as soon as the pages are back, so a loaded machine only makes it slower.
 #![cfg(all(target_os = "linux", not(any(keel_loom, miri))))]
 
+mod common;
+use common::decay_threads;
 use keel_heap::{Options, configure, raw, stats};
 use std::time::{Duration, Instant};
 
@@ -18,17 +20,6 @@ fn rss_exact() -> u64 {
     let line = s.lines().find(|l| l.starts_with("Rss:")).unwrap();
     let kib: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
     kib * 1024
-}
-
-/// How many of this process's threads are named `keel-decay`.
-fn decay_threads() -> usize {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter(|t| {
-            let comm = t.as_ref().unwrap().path().join("comm");
-            std::fs::read_to_string(comm).is_ok_and(|c| c.trim_end() == "keel-decay")
-        })
-        .count()
 }
 
 #[test]

@@ -2,20 +2,9 @@
 //! starts no decay thread of its own.
 #![cfg(not(any(keel_loom, miri)))]
 
+mod common;
+use common::decay_threads;
 use keel_heap::raw;
-
-/// Threads of this process named `keel-decay` (Linux: /proc/self/task).
-fn decay_threads() -> usize {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0;
-    };
-    tasks
-        .filter(|t| {
-            let comm = t.as_ref().unwrap().path().join("comm");
-            std::fs::read_to_string(comm).is_ok_and(|c| c.trim_end() == "keel-decay")
-        })
-        .count()
-}
 
 #[test]
 fn child_of_a_threaded_program_can_allocate_after_fork() {

@@ -81,3 +81,17 @@ pub fn adopt(id: usize) -> (keel_heap::Heap, Vec<keel_heap::Heap>) {
         assert!(held.len() < 64, "abandoned heap never adopted");
     }
 }
+
+/// Threads of this process named `keel-decay` (Linux: /proc/self/task; 0
+/// where it cannot be read).
+pub fn decay_threads() -> usize {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    tasks
+        .filter(|t| {
+            let comm = t.as_ref().unwrap().path().join("comm");
+            std::fs::read_to_string(comm).is_ok_and(|c| c.trim_end() == "keel-decay")
+        })
+        .count()
+}
