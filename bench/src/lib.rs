@@ -126,3 +126,32 @@ pub fn print_table(header: &[&str], rows: &[Vec<String>]) {
 pub fn black_box<T>(x: T) -> T {
     std::hint::black_box(x)
 }
+
+/// Parses a bench program's command line with lexopt: `parse` walks the
+/// arguments and returns the settings; an error (an unknown argument, a
+/// missing or malformed value) is printed with `usage` and the program
+/// exits with status 2, so a typo never runs a long benchmark with
+/// defaults. `parse` answers `--help` by calling [`help`].
+pub fn cli<T>(
+    usage: &str,
+    parse: impl FnOnce(&mut lexopt::Parser) -> Result<T, lexopt::Error>,
+) -> T {
+    let mut args = lexopt::Parser::from_env();
+    match parse(&mut args) {
+        Ok(t) => t,
+        Err(e) => {
+            let bin = args
+                .bin_name()
+                .and_then(|b| std::path::Path::new(b).file_name()?.to_str())
+                .unwrap_or("bench");
+            eprintln!("{bin}: {e}\n{usage}");
+            std::process::exit(2)
+        }
+    }
+}
+
+/// Prints `usage` on stdout and exits with status 0 (`--help`).
+pub fn help(usage: &str) -> ! {
+    println!("{usage}");
+    std::process::exit(0)
+}

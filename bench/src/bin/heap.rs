@@ -21,7 +21,7 @@
 //!
 //! Usage: `cargo run --release --bin heap -- [--rounds R] [--iters N] [workload...]`
 
-use keel_bench::{median, print_table, rss_bytes, usage};
+use keel_bench::{cli, help, median, print_table, rss_bytes, usage};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::process::Command;
 use std::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
@@ -315,39 +315,73 @@ fn run_child(contender: &str, workload: &str, iters: usize) -> Vec<(String, f64)
     }
 }
 
+const USAGE: &str = "usage: heap [--rounds R] [--iters N] [query|query-xt|churn]...";
+
+const WORKLOADS: [&str; 3] = ["query", "query-xt", "churn"];
+
+/// What the command line asks for: one child sample (`--child WORKLOAD N`,
+/// as `run_child` spawns it), or the driver's rounds, iterations and
+/// workloads.
+enum Args {
+    Child(String, usize),
+    Drive(usize, usize, Vec<String>),
+}
+
+fn args() -> Args {
+    use lexopt::prelude::*;
+    cli(USAGE, |args| {
+        let (mut rounds, mut iters, mut workloads) = (3, 200, Vec::new());
+        while let Some(arg) = args.next()? {
+            match arg {
+                Long("child") => {
+                    let w = args.value()?.string()?;
+                    if !WORKLOADS.contains(&w.as_str()) {
+                        return Err(format!("unknown workload {w:?}").into());
+                    }
+                    return Ok(Args::Child(w, args.value()?.parse()?));
+                }
+                Long("rounds") => rounds = args.value()?.parse()?,
+                Long("iters") => iters = args.value()?.parse()?,
+                Long("help") | Short('h') => help(USAGE),
+                Value(w) => {
+                    let w = w.string()?;
+                    if !WORKLOADS.contains(&w.as_str()) {
+                        return Err(format!("unknown workload {w:?}").into());
+                    }
+                    workloads.push(w);
+                }
+                _ => return Err(arg.unexpected()),
+            }
+        }
+        if rounds == 0 || iters == 0 {
+            return Err("--rounds and --iters must be at least 1".into());
+        }
+        Ok(Args::Drive(rounds, iters, workloads))
+    })
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--child") {
-        if std::env::var("KEEL_BENCH_ALLOC").as_deref() == Ok("keel-n1") {
-            keel_heap::configure(keel_heap::Options {
-                purge_every: 1,
-                min_free_gcs: 0,
-                release_budget: usize::MAX,
-                ..keel_heap::Options::default()
-            });
+    let (rounds, iters, mut workloads) = match args() {
+        Args::Child(w, n) => {
+            if std::env::var("KEEL_BENCH_ALLOC").as_deref() == Ok("keel-n1") {
+                keel_heap::configure(keel_heap::Options {
+                    purge_every: 1,
+                    min_free_gcs: 0,
+                    release_budget: usize::MAX,
+                    ..keel_heap::Options::default()
+                });
+            }
+            match w.as_str() {
+                "query" => child_query(n, false),
+                "query-xt" => child_query(n, true),
+                _ => child_churn(n),
+            }
+            return;
         }
-        let n: usize = args[2].parse().unwrap();
-        match args[1].as_str() {
-            "query" => child_query(n, false),
-            "query-xt" => child_query(n, true),
-            "churn" => child_churn(n),
-            w => panic!("unknown workload {w}"),
-        }
-        return;
-    }
-    let mut rounds = 3;
-    let mut iters = 200;
-    let mut workloads = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--rounds" => rounds = it.next().unwrap().parse().unwrap(),
-            "--iters" => iters = it.next().unwrap().parse().unwrap(),
-            w => workloads.push(w.to_string()),
-        }
-    }
+        Args::Drive(r, i, w) => (r, i, w),
+    };
     if workloads.is_empty() {
-        workloads = vec!["query".into(), "query-xt".into(), "churn".into()];
+        workloads = WORKLOADS.map(String::from).to_vec();
     }
     println!(
         "# keel-heap bench: {rounds} rounds, contenders interleaved, one fresh process per sample"

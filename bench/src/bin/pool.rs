@@ -17,7 +17,7 @@
 //! and the idle cost after a burst against keel's bound. On a 16-core host
 //! that one command is the whole 16-core table.
 
-use keel_bench::{Contender, black_box, interleave, print_table, usage};
+use keel_bench::{Contender, black_box, cli, help, interleave, print_table, usage};
 use keel_pool::{MAX_SPINNERS, Pool};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -141,16 +141,36 @@ fn ratio(a: f64, b: f64) -> String {
     format!("{:.1}", a / b)
 }
 
-/// Parses `--widths 1,2,4` from the command line.
-fn widths_arg() -> Option<Vec<usize>> {
-    let args: Vec<String> = std::env::args().collect();
-    let i = args.iter().position(|a| a == "--widths")?;
-    let list = args.get(i + 1).expect("--widths 1,2,4,8,16");
-    Some(
-        list.split(',')
-            .map(|w| w.parse().expect("--widths takes counts such as 1,2,4"))
-            .collect(),
-    )
+const USAGE: &str = "usage: pool [--quick] [--widths 1,2,4,...]";
+
+/// The command line: `--quick` (fewer rounds) and `--widths 1,2,4` (the
+/// scaling table at those widths instead of the default one).
+fn args() -> (bool, Option<Vec<usize>>) {
+    use lexopt::prelude::*;
+    cli(USAGE, |args| {
+        let (mut quick, mut widths) = (false, None);
+        while let Some(arg) = args.next()? {
+            match arg {
+                Long("quick") => quick = true,
+                Long("widths") => {
+                    let list = args.value()?.string()?;
+                    let w: Result<Vec<usize>, _> = list.split(',').map(str::parse).collect();
+                    match w {
+                        Ok(w) if !w.is_empty() && !w.contains(&0) => widths = Some(w),
+                        _ => {
+                            return Err(format!(
+                                "--widths takes counts of at least 1 such as 1,2,4, not {list:?}"
+                            )
+                            .into());
+                        }
+                    }
+                }
+                Long("help") | Short('h') => help(USAGE),
+                _ => return Err(arg.unexpected()),
+            }
+        }
+        Ok((quick, widths))
+    })
 }
 
 /// A few rounds of a 64-bit mixer: work that touches no memory, so only
@@ -371,8 +391,8 @@ fn scaling(widths: &[usize], quick: bool) {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
-    if let Some(widths) = widths_arg() {
+    let (quick, widths) = args();
+    if let Some(widths) = widths {
         scaling(&widths, quick);
         return;
     }

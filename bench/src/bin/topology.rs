@@ -21,7 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use keel_bench::{Contender, interleave, print_table, time_secs};
+use keel_bench::{Contender, cli, help, interleave, print_table, time_secs};
 use keel_topology::Topology;
 
 const FIXTURES: &str = concat!(
@@ -59,14 +59,50 @@ fn run(mut c: Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+const USAGE: &str = "usage: topology [ROUNDS]   (default 30)";
+
+/// What the command line asks for: load one root and exit (`--load-once
+/// ROOT`, the process the driver times), or drive ROUNDS rounds.
+enum Args {
+    LoadOnce(PathBuf),
+    Drive(usize),
+}
+
+fn args() -> Args {
+    use lexopt::prelude::*;
+    cli(USAGE, |args| {
+        let mut rounds = 30;
+        while let Some(arg) = args.next()? {
+            match arg {
+                Long("load-once") => return Ok(Args::LoadOnce(args.value()?.into())),
+                Long("help") | Short('h') => help(USAGE),
+                Value(v) => {
+                    rounds = v.parse()?;
+                    if rounds == 0 {
+                        return Err("ROUNDS must be at least 1".into());
+                    }
+                }
+                _ => return Err(arg.unexpected()),
+            }
+        }
+        Ok(Args::Drive(rounds))
+    })
+}
+
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    if args.get(1).map(String::as_str) == Some("--load-once") {
-        let t = Topology::from_root(&args[2]).expect("load");
-        println!("{} {}", t.cores().len(), t.usable_cpus());
-        return;
-    }
-    let rounds: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(30);
+    let rounds = match args() {
+        Args::LoadOnce(root) => match Topology::from_root(&root) {
+            Ok(t) => {
+                println!("{} {}", t.cores().len(), t.usable_cpus());
+                return;
+            }
+            Err(e) => {
+                eprintln!("topology: {e}");
+                std::process::exit(1)
+            }
+        },
+        Args::Drive(rounds) => rounds,
+    };
     let dir = Path::new(FIXTURES);
     let Ok(entries) = std::fs::read_dir(dir) else {
         println!("skipped: fixture folder {FIXTURES} is absent");
