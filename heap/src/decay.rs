@@ -64,11 +64,26 @@ pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) {
 /// list).
 static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
 
-/// The decay time (ms) of a heap nobody owns: an eighth of `decay`. Its
-/// memory is of use only to a thread that adopts it soon, and a program
-/// whose threads come and go spreads its memory over several such heaps.
+/// The decay time (ms) of a heap nobody owns: a sixty-fourth of `decay`
+/// (16 ms of the default second). Its memory is of use only to a thread
+/// that adopts it soon, and a program whose threads come and go spreads
+/// its memory over several such heaps, each keeping what it held at its
+/// fullest for as long as this.
 #[inline]
 pub(crate) fn abandoned_decay(decay: u64) -> u64 {
+    (decay / 64).max(1)
+}
+
+/// The decay time (ms) of a heap adopted from an exited thread, for its new
+/// owner's first `decay` ms: an eighth of `decay`. What is free in it was
+/// the earlier owners', and where threads live shorter than `decay` (each
+/// passing its heap on to the next) no owner would ever see it age. Not
+/// as short as [`abandoned_decay`]: a thread that lives a few milliseconds
+/// and churns blocks (larson's) reuses what it frees over longer than
+/// that, and released pages fault in again (a sixty-fourth halved
+/// larson's rate, `bench/malloc/run.sh`).
+#[inline]
+pub(crate) fn adopted_decay(decay: u64) -> u64 {
     (decay / 8).max(1)
 }
 

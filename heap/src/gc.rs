@@ -219,15 +219,23 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
         l.tick_mask = TICK_MAX;
         return false;
     }
+    // A new owner of an adopted heap runs it on a shorter clock for a while
+    // (see `HeapCore::note_adopted`).
+    let young = now < l.short_until;
+    let own = if young {
+        decay::adopted_decay(decay)
+    } else {
+        decay
+    };
     if ticked {
         // Fewer allocations between counted checks when they are slow to
         // come, more when they come fast (other slow paths do not count:
         // a burst of large allocations says nothing about the rate later).
         let since = now.saturating_sub(l.tick_ms);
         l.tick_ms = now;
-        if since > decay / 8 {
+        if since > own / 8 {
             l.tick_mask >>= 1;
-        } else if since < decay / 32 && l.tick_mask < TICK_MAX {
+        } else if since < own / 32 && l.tick_mask < TICK_MAX {
             l.tick_mask = l.tick_mask << 1 | 1;
         }
     }
@@ -242,7 +250,14 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
         };
         l.decay_due = l.decay_due.min(now);
     }
-    if now >= l.decay_due {
+    if young {
+        // A free's deadline was set on the long clock: a step after the
+        // last pass is the short one's.
+        if l.decay_due != NEVER && now >= l.decay_due.min(l.decay_last + decay_step(own)) {
+            // SAFETY: forwarded ownership.
+            unsafe { decay_pass(h, now, own) };
+        }
+    } else if now >= l.decay_due {
         // SAFETY: forwarded ownership.
         unsafe { decay_pass(h, now, decay) };
     }

@@ -43,6 +43,10 @@ pub(crate) struct Local {
     /// waiting to age), and when the last one ran.
     pub(crate) decay_due: u64,
     pub(crate) decay_last: u64,
+    /// Until this time (ms) the heap decays on the shorter clock of
+    /// [`crate::decay::adopted_decay`]: its owner adopted it from an exited
+    /// thread less than `decay_ms` ago (0: made fresh for its owner).
+    pub(crate) short_until: u64,
     /// The options generation the deadline was computed under.
     pub(crate) opt_gen: u32,
     /// Allocations counted by [`HeapCore::tick`] (wraps); a check is due
@@ -99,6 +103,8 @@ pub(crate) fn acquire() -> *const HeapCore {
             }
         });
         if !found.is_null() {
+            // SAFETY: adopted just now, so ours.
+            unsafe { (*found).note_adopted() };
             return found;
         }
         if !borrowed {
@@ -131,6 +137,7 @@ pub(crate) fn acquire() -> *const HeapCore {
                 last_gc_ms: now,
                 decay_due: NEVER,
                 decay_last: 0,
+                short_until: 0,
                 opt_gen: crate::options::options_generation(),
                 ticks: 0,
                 // Small at first: the check adapts it to the allocation rate.
@@ -189,6 +196,23 @@ impl HeapCore {
         let l = unsafe { self.local() };
         l.ticks = l.ticks.wrapping_add(1);
         l.ticks & l.tick_mask == 0
+    }
+
+    /// Starts a new owner's tenure of an adopted heap: until it has held
+    /// the heap for `decay_ms`, the heap decays on the shorter clock of
+    /// [`crate::decay::adopted_decay`]. A program whose short-lived threads
+    /// pass heaps on to each other (each exits before its blocks are freed)
+    /// would otherwise keep every heap's free memory for the full
+    /// `decay_ms`, though no owner lives that long.
+    ///
+    /// # Safety
+    /// The caller just adopted the heap.
+    unsafe fn note_adopted(&self) {
+        let now = os::now_ms();
+        // SAFETY: ours since the adoption.
+        let l = unsafe { self.local() };
+        l.now_ms = now;
+        l.short_until = now.saturating_add(crate::options::options_decay_ms());
     }
 
     pub(crate) fn counters(&self) -> &HeapCounters {

@@ -54,5 +54,68 @@ fn idle_decay_releases_what_exited_threads_left() {
         n * size
     );
     assert_eq!(stats().abandoned, 1, "the heap is given back for adoption");
+
+    // Heaps passed from one short-lived thread to the next: a new thread
+    // adopts that heap, fills and frees 32 MiB in it and exits; the next
+    // adopts it at once and keeps allocating small blocks. Under a long
+    // `decay_ms` what the earlier owner left must still come back on the
+    // adopted heap's shorter clock (an eighth: 0.22 s of a 2 s decay), not
+    // only once it is free for the whole `decay_ms` (1.75 s: before that
+    // rule the wait below, 1 s, ran out with nothing released).
+    let decay = Duration::from_secs(2);
+    configure(Options {
+        decay_ms: decay.as_millis() as u64,
+        ..Options::default()
+    });
+    std::thread::spawn(move || {
+        let blocks: Vec<*mut u8> = (0..n)
+            .map(|_| {
+                let p = raw::alloc(size, 8);
+                assert!(!p.is_null());
+                // SAFETY: a live block of `size` bytes.
+                unsafe { p.write_bytes(1, size) };
+                p
+            })
+            .collect();
+        for p in blocks {
+            // SAFETY: live, freed once.
+            unsafe { raw::free(p) };
+        }
+    })
+    .join()
+    .unwrap();
+    let r0 = stats().released;
+    let (released, waited) = std::thread::spawn(move || {
+        let start = std::time::Instant::now();
+        let mut live = [std::ptr::null_mut::<u8>(); 64];
+        let mut i = 0usize;
+        loop {
+            let released = stats().released - r0;
+            if released >= (n * size) as u64 / 2 || start.elapsed() >= decay / 2 {
+                for p in live {
+                    // SAFETY: live (or null), freed once.
+                    unsafe { raw::free(p) };
+                }
+                return (released, start.elapsed());
+            }
+            for _ in 0..1000 {
+                let slot = &mut live[i % live.len()];
+                // SAFETY: live (or null), freed once.
+                unsafe { raw::free(*slot) };
+                *slot = raw::alloc(16 + i % 200, 8);
+                assert!(!slot.is_null());
+                i += 1;
+            }
+        }
+    })
+    .join()
+    .unwrap();
+    println!("an adopted heap released {released} bytes in {waited:?}");
+    assert!(
+        released >= (n * size) as u64 / 2,
+        "a heap adopted from exited threads released {released} of the {} bytes they \
+         left within {waited:?} ({decay:?} decay)",
+        n * size
+    );
     configure(Options::default());
 }
