@@ -287,37 +287,13 @@ pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
     unsafe { free_if_owned_other(ptr, kind) }
 }
 
-/// The free fast path alone: frees `ptr` and returns `true` when it is a
-/// small or medium block of this thread's own heap (one chunk-map lookup,
-/// one compare of its region's owner with the thread's heap, then the
-/// block's checks and its push), else returns `false` having done
-/// nothing, for the caller to go on with [`free_if_owned`] (or [`free`]).
-/// It makes no call on that path, so the caller's fast path stays a leaf.
-///
-/// ```
-/// let p = keel_heap::raw::alloc(24, 8);
-/// let mut local = 0u64;
-/// // SAFETY: `p` is a live block freed once; `local` is not keel-heap's.
-/// unsafe {
-///     assert!(keel_heap::raw::free_fast(p));
-///     assert!(!keel_heap::raw::free_fast((&raw mut local).cast()));
-///     assert!(!keel_heap::raw::free_fast(core::ptr::null_mut()));
-/// }
-/// ```
-///
-/// # Safety
-/// As [`free_if_owned`].
-#[inline(always)]
-pub unsafe fn free_fast(ptr: *mut u8) -> bool {
-    // SAFETY: forwarded contract; the entry is `ptr`'s.
-    unsafe { free_own(ptr, crate::chunk_map::chunk_kind(ptr.addr())) }
-}
-
 /// As [`free_if_owned`], with `not_ours` called (in tail position) on a
 /// pointer that lies in no memory keel-heap manages, null included,
-/// instead of a result to test: every path of the free ends in a return or
-/// a tail call, so the caller's fast path (a block of this thread's own
-/// heap) sets up no stack frame and makes no call.
+/// instead of a result to test: the free fast path (a small or medium
+/// block of this thread's own heap: one chunk-map load, one compare of its
+/// region's owner with the thread's heap, the block's checks and its push)
+/// makes no call, and everything else is one call away, so a caller's
+/// `free` built on it keeps nothing live across a call.
 ///
 /// ```
 /// use core::sync::atomic::{AtomicUsize, Ordering};
@@ -351,15 +327,18 @@ pub unsafe fn free_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
         }
     }
     // SAFETY: forwarded contract.
-    unsafe { free_other_or_else(ptr, kind, not_ours) }
+    unsafe { free_other_or_else(ptr, not_ours) }
 }
 
-/// [`free_or_else`] for anything but this thread's own region blocks.
+/// [`free_or_else`] for anything but this thread's own region blocks. It
+/// reads the chunk map again rather than take the entry, so the fast path
+/// keeps nothing live for it.
 ///
 /// # Safety
-/// As [`free_or_else`]; `kind == chunk_kind(ptr)`.
+/// As [`free_or_else`].
 #[inline(never)]
-unsafe fn free_other_or_else(ptr: *mut u8, kind: u8, not_ours: unsafe fn(*mut u8)) {
+unsafe fn free_other_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
+    let kind = crate::chunk_map::chunk_kind(ptr.addr());
     if kind == crate::chunk_map::CHUNK_NONE {
         // SAFETY: forwarded contract.
         return unsafe { not_ours(ptr) };
