@@ -10,6 +10,8 @@
 #   ALLOCATORS="glibc mimalloc keel" bench/malloc/run.sh
 #   EXTRA="keel-old=/tmp/libkeel_malloc.so" ALLOCATORS="mimalloc keel keel-old" \
 #     bench/malloc/run.sh             # A/B against another build of a library
+#   RATIOS="keel/keel-old keel/mimalloc" ...  # also each round's time ratio
+#                                             # of those pairs, sorted
 #
 # Needs cc, /usr/bin/time, python3 (for the summary only; it never runs under
 # a preload), and installs the Debian allocator packages when missing.
@@ -77,7 +79,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 python3 - "$results" "${allocators[@]}" <<'PY'
-import statistics, sys
+import os, statistics, sys
 from collections import defaultdict
 path, allocs = sys.argv[1], sys.argv[2:]
 rows = defaultdict(lambda: defaultdict(list))
@@ -119,6 +121,21 @@ for name in order:
         print(f"| {name} | {a} | {fig} | {ratios[0]} | {rss/1024:.1f} | {ratios[1]} | {flt} | {ratios[2]} |")
 n = len(next(iter(next(iter(rows.values())).values())))
 print(f"\n{n} rounds, medians; time × mimalloc < 1 is faster than mimalloc.")
+pairs = [p.split("/") for p in os.environ.get("RATIOS", "").split()]
+if pairs:
+    # Each round runs every allocator back to back, so a round's ratio
+    # compares runs made under the same outside load.
+    print("\n| program | time ratio | per-round ratios (sorted) | median | min | max |")
+    print("|---|---|---|---:|---:|---:|")
+    for name in order:
+        for a, b in pairs:
+            if a not in rows[name] or b not in rows[name]:
+                continue
+            sec = metric[name] == "seconds"
+            rs = sorted((x[0] / y[0]) if sec else (y[0] / x[0])
+                        for x, y in zip(rows[name][a], rows[name][b]))
+            print(f"| {name} | {a} / {b} | {' '.join(f'{r:.2f}' for r in rs)} | "
+                  f"{med(rs):.2f} | {rs[0]:.2f} | {rs[-1]:.2f} |")
 if tails:
     print("\n| program | allocator | live peak MiB | peak RSS MiB | RSS × mimalloc | RSS at loop end MiB | RSS after idle MiB | idle RSS × mimalloc |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")

@@ -82,9 +82,8 @@ impl HeapCore {
     pub(crate) unsafe fn alloc_counted(&self, size: usize, align: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
         unsafe {
-            let l = self.local();
-            if l.ticks & l.tick_mask == 0 {
-                gc::on_slow_path(self, true);
+            if self.ticks_due() {
+                self.counted_check();
             }
             match class_for(size, align) {
                 Some(c) => {
@@ -112,38 +111,60 @@ impl HeapCore {
             let l = self.local();
             let m = &mut *s;
             let size = class_size(c);
-            let (p, fresh);
+            let (p, fresh, full);
             if !m.free.is_null() {
                 p = m.free;
                 let next = p.cast::<*mut u8>().read();
                 // The double-free check of a block freed since it was last
                 // handed out: its free mark, on the line just read. A block
                 // on the list twice lost the mark at its first hand-out.
-                if key_slot(p).read() != l.free_key {
+                // Checked and cleared in one: the mark xor the key is 0 (a
+                // live block's word, no mark) exactly when the mark is there.
+                let v = key_slot(p).read() ^ l.free_key;
+                key_slot(p).write(v);
+                if v != 0 {
                     crate::report::report_changed(p);
                 }
                 m.free = next;
                 fresh = false;
+                full = next.is_null() && m.bump as usize + size > SLAB;
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
                 m.bump += size as u32;
                 m.limit += class_excess(c);
                 fresh = m.zero_tail();
+                // Live now: no free mark (an object bumped out of reused
+                // memory may hold an old one).
+                key_slot(p).write(0);
+                full = m.bump as usize + size > SLAB;
             }
-            // Live now: no free mark (an object bumped out of reused memory
-            // may hold an old one).
-            key_slot(p).write(0);
             if zero && !fresh {
                 p.write_bytes(0, size);
             }
             m.used += 1;
-            if m.free.is_null() && m.bump as usize + size > SLAB {
+            if full {
                 // `s` is the bin's head: the callers took it from there.
                 slab::pop_front(&mut l.bins[c], s);
             }
             l.counters.allocated += size as u64;
             l.counters.slab_hits = l.counters.slab_hits.wrapping_add(1);
+            // A block of a mapped region: never null, which lets a caller's
+            // null test (the fast path's "not served") fold away.
+            core::hint::assert_unchecked(!p.is_null());
             p
+        }
+    }
+
+    /// The slow-path check an allocation count made due, then the next count.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(never)]
+    unsafe fn counted_check(&self) {
+        // SAFETY: forwarded ownership.
+        unsafe {
+            gc::on_slow_path(self, true);
+            self.rearm_ticks();
         }
     }
 
@@ -152,8 +173,11 @@ impl HeapCore {
     unsafe fn alloc_small_slow(&self, c: usize, zero: bool) -> *mut u8 {
         // SAFETY: owner-only state.
         unsafe {
-            let l = self.local();
-            gc::on_slow_path(self, l.ticks & l.tick_mask == 0);
+            if self.ticks_due() {
+                self.counted_check();
+            } else {
+                gc::on_slow_path(self, false);
+            }
             let s = self.local().bins[c];
             if !s.is_null() {
                 return self.take_from(c, s, zero);
@@ -231,7 +255,7 @@ impl HeapCore {
             unsafe {
                 // Medium blocks count toward the check as small ones do.
                 if self.tick() {
-                    gc::on_slow_path(self, true);
+                    self.counted_check();
                 }
                 let Some((p, z)) = self.block(order) else {
                     return ptr::null_mut();

@@ -11,7 +11,7 @@ use crate::heap::HeapCore;
 use crate::layout::{PAGE, REGION};
 use crate::locate::{Bad, Loc, locate};
 use crate::region::{Region, SLAB, SlabMeta};
-use crate::size_class::{CLASSES, class_size};
+use crate::size_class::{CLASSES, class1_size};
 use crate::{direct, slab};
 use core::ptr;
 
@@ -21,6 +21,22 @@ use core::ptr;
 #[inline(always)]
 pub(crate) fn key_slot(p: *mut u8) -> *mut u64 {
     p.cast::<u64>().wrapping_add(1)
+}
+
+/// The heap's `free_check_below`: a free into a slab with fewer live
+/// blocks than this takes the checked path. 2 normally (the slab's last
+/// block, or none: a double free); with the checker on (`full`) every free,
+/// so it is looked up at no cost to the fast path.
+pub(crate) const fn free_check_below(full: bool) -> u16 {
+    if full { u16::MAX } else { 2 }
+}
+
+impl crate::heap::Local {
+    /// Whether the checker is on for this heap (every free looked up).
+    #[inline(always)]
+    pub(crate) fn checker(&self) -> bool {
+        self.free_check_below > 2
+    }
 }
 
 impl HeapCore {
@@ -243,38 +259,29 @@ impl HeapCore {
             let r = Region::of(p);
             let slot = (p.addr() & (REGION - 1)) / SLAB;
             let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
-            let class1 = (*m).class1;
-            if class1 == 0 {
-                let r = self.free_medium(p);
-                if REPORT && let Err(e) = r {
-                    crate::report::report_bad_free(e);
-                }
-                return r;
-            }
-            let c = (class1 - 1) as usize % CLASSES;
+            // One compare for both: a slot that is no slab has magic 0 and
+            // limit 0 (`slab::clear`), so its blocks (medium ones) fail it.
             let soff = (p.addr() & (SLAB - 1)) as u32;
             if soff.wrapping_mul((*r).magics[slot]) >= (*m).limit {
-                if REPORT {
-                    crate::report::report_fatal(Bad::interior(p));
+                if (*m).class1 == 0 {
+                    return self.free_medium_in::<REPORT>(p);
                 }
-                return Err(Bad::interior(p));
+                return Self::bad_free::<REPORT>(Bad::interior(p));
             }
             let l = self.local();
-            // `key_mask` is 0 with the checker on: every block is looked up.
+            let head = (*m).free;
             let suspect = if LOOK {
-                (key_slot(p).read() ^ l.free_key) & l.key_mask == 0 || (*m).used == 0
+                key_slot(p).read() == l.free_key || (*m).used == 0 || l.checker()
             } else {
-                ptr::eq(p, (*m).free) | (l.key_mask == 0)
+                // The checker needs no test here: it sends every free to
+                // `push_slow` (see `free_check_below`).
+                ptr::eq(p, head)
             };
             if suspect {
-                let r = self.free_small_checked(p, m, c);
-                if REPORT && let Err(e) = r {
-                    crate::report::report_fatal(e);
-                }
-                return r;
+                return self.free_suspect::<REPORT>(p, m);
             }
             key_slot(p).write(l.free_key);
-            self.push_small(p, m, c)
+            self.push_small::<REPORT>(p, m, head)
         }
     }
 
@@ -291,104 +298,182 @@ impl HeapCore {
         unsafe {
             let r = Region::of(p);
             let m: *mut SlabMeta = &raw mut (*r).slabs[(p.addr() & (REGION - 1)) / SLAB];
-            let class1 = (*m).class1;
-            if class1 == 0 {
+            if (*m).class1 == 0 {
                 return self.free_medium(p);
             }
-            let c = (class1 - 1) as usize % CLASSES;
             if p.addr() & (SLAB - 1) >= (*m).bump as usize {
                 return Err(Bad::interior(p));
             }
-            if self.local().key_mask == 0 {
+            if self.local().checker() {
                 // A block pushed twice by racing freers.
                 self.confirm_small_free(p, m, false)?;
             }
-            self.push_small(p, m, c)
+            self.push_checked(p, m)
         }
     }
 
-    /// Puts checked small block `p` of our slab `m` (class `c`) on the
-    /// slab's free list. A slab with no live block takes no free: that is
-    /// a double free (found here, where the count is read anyway).
+    /// Puts checked small block `p` of our slab `m` on the slab's free list
+    /// (`head`, its free list as read by the caller). A slab with fewer
+    /// live blocks than the heap's `free_check_below` goes to
+    /// [`push_slow`](Self::push_slow): its last block, none (a double free,
+    /// found here where the count is read anyway), or, with the checker on,
+    /// any, so the checker costs the fast path no test of its own.
     ///
     /// # Safety
-    /// Owner only; `p` is an object of `m`, marked free.
+    /// Owner only; `p` is an object of `m`, marked free; `head == (*m).free`.
+    /// With `REPORT`, a bad pointer is reported (ending the process).
     #[inline(always)]
-    unsafe fn push_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+    unsafe fn push_small<const REPORT: bool>(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        head: *mut u8,
+    ) -> Result<(), Bad> {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
             let used = (*m).used;
-            if used <= 1 {
-                return self.push_last(p, m, c, used);
+            if used < self.local().free_check_below {
+                return self.push_slow::<REPORT>(p, m);
             }
-            self.link_small(p, m, c, used);
+            self.link_small(p, m, head, used);
             Ok(())
         }
     }
 
     /// [`push_small`](Self::push_small) for a slab with at most one live
-    /// block: refuses the free if it has none, else frees its last block.
+    /// block, or any free with the checker on (then looked up first).
     ///
     /// # Safety
-    /// As `push_small`; `used == (*m).used`.
+    /// As `push_small`.
     #[cold]
     #[inline(never)]
-    unsafe fn push_last(
+    unsafe fn push_slow<const REPORT: bool>(
         &self,
         p: *mut u8,
         m: *mut SlabMeta,
-        c: usize,
-        used: u16,
     ) -> Result<(), Bad> {
-        if used == 0 {
-            return Err(Bad::double_free(p));
+        // SAFETY: forwarded.
+        let r = unsafe {
+            if self.local().checker() {
+                self.free_small_checked(p, m)
+            } else {
+                self.push_checked(p, m)
+            }
+        };
+        if REPORT && let Err(e) = r {
+            crate::report::report_fatal(e);
         }
-        // SAFETY: forwarded; the slab has the live block `p`.
+        r
+    }
+
+    /// Puts small block `p` of our slab `m`, checked in full, on the slab's
+    /// free list: refuses it if the slab has no live block (a double free),
+    /// and parks the slab if `p` was its last.
+    ///
+    /// # Safety
+    /// Owner only; `p` is an object of `m`, marked free (or, drained from
+    /// the foreign list, marked by its freer).
+    #[inline]
+    unsafe fn push_checked(&self, p: *mut u8, m: *mut SlabMeta) -> Result<(), Bad> {
+        // SAFETY: owner-only state; `m` is our slab, of a small class.
         unsafe {
-            self.link_small(p, m, c, used);
-            self.slab_emptied(m, c)
+            let used = (*m).used;
+            if used == 0 {
+                return Err(Bad::double_free(p));
+            }
+            self.link_small(p, m, (*m).free, used);
+            if used == 1 {
+                return self.slab_emptied(m, ((*m).class1 - 1) as usize % CLASSES);
+            }
+            Ok(())
         }
     }
 
-    /// Links `p` onto slab `m`'s free list and counts it freed.
+    /// Links `p` onto slab `m`'s free list (`head`) and counts it freed. A
+    /// slab that was full gets its room back at the end of its bin.
     ///
     /// # Safety
-    /// As `push_small`; `used == (*m).used > 0`.
+    /// As `push_small`; `used == (*m).used > 0`, `head == (*m).free`.
     #[inline(always)]
-    unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, c: usize, used: u16) {
+    unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, head: *mut u8, used: u16) {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
             let l = self.local();
-            p.cast::<*mut u8>().write((*m).free);
+            p.cast::<*mut u8>().write(head);
             (*m).free = p;
             (*m).used = used - 1;
+            let class1 = (*m).class1;
             if !(*m).in_bin() {
-                slab::push_back(&mut l.bins[c], m);
+                slab::push_back(&mut l.bins[(class1 - 1) as usize % CLASSES], m);
             }
-            l.counters.freed += class_size(c) as u64;
+            l.counters.freed += class1_size(class1) as u64;
         }
+    }
+
+    /// [`free_medium`](Self::free_medium) for `free_local_in`, reporting
+    /// with `REPORT`. Every call off `free_local_in`'s common path is a
+    /// tail call of such a function, so that path sets up no stack frame.
+    ///
+    /// # Safety
+    /// As `free_medium`.
+    #[inline(never)]
+    unsafe fn free_medium_in<const REPORT: bool>(&self, p: *mut u8) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        let r = unsafe { self.free_medium(p) };
+        if REPORT && let Err(e) = r {
+            crate::report::report_bad_free(e);
+        }
+        r
+    }
+
+    /// A bad free found on `free_local_in`'s path: reported with `REPORT`
+    /// (ending the process), else returned.
+    #[cold]
+    #[inline(never)]
+    fn bad_free<const REPORT: bool>(e: Bad) -> Result<(), Bad> {
+        if REPORT {
+            crate::report::report_fatal(e);
+        }
+        Err(e)
+    }
+
+    /// [`free_small_checked`](Self::free_small_checked) for
+    /// `free_local_in`, reporting with `REPORT`.
+    ///
+    /// # Safety
+    /// As `free_small_checked`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn free_suspect<const REPORT: bool>(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+    ) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        let r = unsafe { self.free_small_checked(p, m) };
+        if REPORT && let Err(e) = r {
+            crate::report::report_fatal(e);
+        }
+        r
     }
 
     /// [`free_local_in`](Self::free_local_in) for a suspect block (the
     /// free list's head, one carrying the free mark, one of a slab with no
-    /// live block, with `LOOK`) or any block with the checker on: looks it up before
-    /// freeing.
+    /// live block, with `LOOK`) or any block with the checker on: looks it
+    /// up before freeing.
     ///
     /// # Safety
     /// As `free_local_in`, with the shape checks passed.
     #[cold]
     #[inline(never)]
-    unsafe fn free_small_checked(&self, p: *mut u8, m: *mut SlabMeta, c: usize) -> Result<(), Bad> {
+    unsafe fn free_small_checked(&self, p: *mut u8, m: *mut SlabMeta) -> Result<(), Bad> {
         // SAFETY: owner-only state.
         unsafe {
             self.confirm_small_free(p, m, true)?;
-            if (*m).used == 0 {
-                // Every block of the slab is free already (the drain in
-                // `confirm_small_free` may have just made it so).
-                return Err(Bad::double_free(p));
-            }
             key_slot(p).write(self.local().free_key);
-            self.push_small(p, m, c)
+            // The drain in `confirm_small_free` may have just made every
+            // block of the slab free: then this is a double free too.
+            self.push_checked(p, m)
         }
     }
 

@@ -243,11 +243,7 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
     if l.opt_gen != generation {
         // The options changed: recompute the deadline from the stamps.
         l.opt_gen = generation;
-        l.key_mask = if crate::report::full_checks() {
-            0
-        } else {
-            u64::MAX
-        };
+        l.free_check_below = crate::free::free_check_below(crate::report::full_checks());
         l.decay_due = l.decay_due.min(now);
     }
     if young {

@@ -49,8 +49,10 @@ pub(crate) struct Local {
     pub(crate) short_until: u64,
     /// The options generation the deadline was computed under.
     pub(crate) opt_gen: u32,
-    /// Allocations counted by [`HeapCore::tick`] (wraps); a check is due
-    /// when the bits of `tick_mask` are clear.
+    /// Allocations left until the next counted check, counted down by
+    /// [`HeapCore::tick`]: the check is due at 0 or below (a new heap
+    /// starts at 0, so its first allocation checks), and the check sets it
+    /// back to `tick_mask + 1` ([`HeapCore::rearm_ticks`]).
     pub(crate) ticks: u32,
     pub(crate) tick_mask: u32,
     /// The clock at the last check a count made due.
@@ -58,9 +60,10 @@ pub(crate) struct Local {
     /// The process's free mark ([`crate::free_key`]), kept here where the
     /// free path reads it from a line it touches anyway.
     pub(crate) free_key: u64,
-    /// All ones, or 0 to look every free up in full (the checker):
+    /// A free into a slab with fewer live blocks takes the checked path
+    /// (`free::free_check_below`; every free with the checker on):
     /// refreshed when the options change.
-    pub(crate) key_mask: u64,
+    pub(crate) free_check_below: u16,
 }
 
 /// One heap. `repr(C)` with its registration first, so the registry's
@@ -144,11 +147,7 @@ pub(crate) fn acquire() -> *const HeapCore {
                 tick_mask: 15,
                 tick_ms: now,
                 free_key: crate::report::free_key(),
-                key_mask: if crate::report::full_checks() {
-                    0
-                } else {
-                    u64::MAX
-                },
+                free_check_below: crate::free::free_check_below(crate::report::full_checks()),
             }),
         });
         ownership::register(&raw mut (*p).reg);
@@ -186,7 +185,8 @@ impl HeapCore {
     }
 
     /// Counts one allocation; true when the slow-path check is due (one
-    /// allocation in `tick_mask + 1`, a period [`gc::on_slow_path`] adapts).
+    /// allocation in `tick_mask + 1`, a period [`gc::on_slow_path`] adapts):
+    /// a count down, one decrement and its sign on the fast path.
     ///
     /// # Safety
     /// The caller owns the heap.
@@ -194,8 +194,29 @@ impl HeapCore {
     pub(crate) unsafe fn tick(&self) -> bool {
         // SAFETY: owner-only field.
         let l = unsafe { self.local() };
-        l.ticks = l.ticks.wrapping_add(1);
-        l.ticks & l.tick_mask == 0
+        l.ticks = l.ticks.wrapping_sub(1);
+        l.ticks as i32 <= 0
+    }
+
+    /// Whether the count has made the check due (see [`tick`](Self::tick)).
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline(always)]
+    pub(crate) unsafe fn ticks_due(&self) -> bool {
+        // SAFETY: owner-only field.
+        unsafe { self.local().ticks as i32 <= 0 }
+    }
+
+    /// Starts the next count after a counted check.
+    ///
+    /// # Safety
+    /// The caller owns the heap.
+    #[inline]
+    pub(crate) unsafe fn rearm_ticks(&self) {
+        // SAFETY: owner-only field.
+        let l = unsafe { self.local() };
+        l.ticks = l.tick_mask + 1;
     }
 
     /// Starts a new owner's tenure of an adopted heap: until it has held

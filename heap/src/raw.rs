@@ -279,11 +279,86 @@ pub unsafe fn free(ptr: *mut u8) {
 #[inline]
 pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
     let kind = crate::chunk_map::chunk_kind(ptr.addr());
+    // SAFETY: forwarded contract; `kind` is `ptr`'s entry.
+    if unsafe { free_own(ptr, kind) } {
+        return true;
+    }
+    // SAFETY: forwarded contract; `kind` is `ptr`'s entry.
+    unsafe { free_if_owned_other(ptr, kind) }
+}
+
+/// As [`free_if_owned`], with `not_ours` called (in tail position) on a
+/// pointer that lies in no memory keel-heap manages, null included,
+/// instead of a result to test: the free fast path (a small or medium
+/// block of this thread's own heap: one chunk-map load, one compare of its
+/// region's owner with the thread's heap, the block's checks and its push)
+/// makes no call, and everything else is one call away, so a caller's
+/// `free` built on it keeps nothing live across a call.
+///
+/// ```
+/// use core::sync::atomic::{AtomicUsize, Ordering};
+/// static SEEN: AtomicUsize = AtomicUsize::new(0);
+/// unsafe fn not_ours(p: *mut u8) {
+///     SEEN.store(p as usize, Ordering::Relaxed);
+/// }
+/// let p = keel_heap::raw::alloc(24, 8);
+/// let mut local = 0u64;
+/// // SAFETY: `p` is a live block freed once; `local` is not keel-heap's.
+/// unsafe {
+///     keel_heap::raw::free_or_else(p, not_ours);
+///     assert_eq!(SEEN.load(Ordering::Relaxed), 0);
+///     keel_heap::raw::free_or_else((&raw mut local).cast(), not_ours);
+///     assert_eq!(SEEN.load(Ordering::Relaxed), (&raw mut local) as usize);
+/// }
+/// ```
+///
+/// # Safety
+/// As [`free_if_owned`]; `not_ours` may be called with any such pointer.
+#[inline(always)]
+pub unsafe fn free_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
+    let kind = crate::chunk_map::chunk_kind(ptr.addr());
+    if kind == crate::chunk_map::CHUNK_REGION {
+        // SAFETY: a region chunk has a live header; `owner` never changes.
+        let owner = unsafe { HeapCore::owner_of(crate::region::Region::of(ptr)) };
+        let h = cur::get();
+        if ptr::eq(owner, h) {
+            // SAFETY: as in `free_own`.
+            return unsafe { (*h).free_local_reporting(ptr) };
+        }
+    }
+    // SAFETY: forwarded contract.
+    unsafe { free_other_or_else(ptr, not_ours) }
+}
+
+/// [`free_or_else`] for anything but this thread's own region blocks. It
+/// reads the chunk map again rather than take the entry, so the fast path
+/// keeps nothing live for it.
+///
+/// # Safety
+/// As [`free_or_else`].
+#[inline(never)]
+unsafe fn free_other_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
+    let kind = crate::chunk_map::chunk_kind(ptr.addr());
+    if kind == crate::chunk_map::CHUNK_NONE {
+        // SAFETY: forwarded contract.
+        return unsafe { not_ours(ptr) };
+    }
+    // SAFETY: forwarded contract.
+    unsafe { free_kind_other(ptr, kind, cur::get()) }
+}
+
+/// [`free_if_owned`] for anything but this thread's own region blocks:
+/// `false` for memory keel-heap does not manage (null included).
+///
+/// # Safety
+/// As [`free_if_owned`]; `kind == chunk_kind(ptr)`.
+#[inline(never)]
+unsafe fn free_if_owned_other(ptr: *mut u8, kind: u8) -> bool {
     if kind == crate::chunk_map::CHUNK_NONE {
         return false;
     }
-    // SAFETY: forwarded contract; `kind` is `ptr`'s entry.
-    unsafe { free_kind(ptr, kind) };
+    // SAFETY: forwarded contract.
+    unsafe { free_kind_other(ptr, kind, cur::get()) };
     true
 }
 
@@ -293,20 +368,37 @@ pub unsafe fn free_if_owned(ptr: *mut u8) -> bool {
 /// As [`free`]; `kind == chunk_kind(ptr)`.
 #[inline(always)]
 unsafe fn free_kind(ptr: *mut u8, kind: u8) {
-    let h = cur::get();
-    // The one path kept inline: a small or medium block of this thread's own
-    // heap. Everything else is a call away, so this path saves few registers.
-    if !h.is_null() && kind == crate::chunk_map::CHUNK_REGION {
-        // SAFETY: a region chunk has a live header; `owner` never changes.
-        let owner = unsafe { HeapCore::owner_of(crate::region::Region::of(ptr)) };
-        if ptr::eq(owner, h) {
-            // SAFETY: this thread owns `h`, and `ptr` is in its region.
-            unsafe { (*h).free_local_reporting(ptr) };
-            return;
-        }
-    }
     // SAFETY: forwarded contract.
-    unsafe { free_kind_other(ptr, kind, h) }
+    if !unsafe { free_own(ptr, kind) } {
+        // SAFETY: forwarded contract.
+        unsafe { free_kind_other(ptr, kind, cur::get()) }
+    }
+}
+
+/// The one free path kept inline: a small or medium block of this thread's
+/// own heap, freed here (true); anything else is left to the caller
+/// (false), a call away, so this path saves few registers. A region's
+/// owner is never null, so a thread without a heap (a null slot) never
+/// matches, and a null `ptr` (chunk 0 is never a region) falls through.
+///
+/// # Safety
+/// `ptr` is null, not keel-heap's, or a live keel-heap block not used
+/// afterwards; `kind == chunk_kind(ptr)`.
+#[inline(always)]
+unsafe fn free_own(ptr: *mut u8, kind: u8) -> bool {
+    if kind != crate::chunk_map::CHUNK_REGION {
+        return false;
+    }
+    // SAFETY: a region chunk has a live header; `owner` never changes.
+    let owner = unsafe { HeapCore::owner_of(crate::region::Region::of(ptr)) };
+    let h = cur::get();
+    if !ptr::eq(owner, h) {
+        return false;
+    }
+    // SAFETY: the slot is non-null (it equals a region's owner) only while
+    // this thread owns `h`, and `ptr` is in its region.
+    unsafe { (*h).free_local_reporting(ptr) };
+    true
 }
 
 /// [`free_kind`] for anything but this thread's own region blocks.
@@ -488,8 +580,8 @@ mod tests {
 
     /// `alloc_fast` serves a warm class without help and returns null
     /// exactly on the due counts (every 4th call here, with the period
-    /// pinned), and `alloc_after_fast` serves those calls; nothing is lost
-    /// or handed out twice.
+    /// pinned), and `alloc_after_fast` serves those calls and starts the
+    /// next count; nothing is lost or handed out twice.
     #[test]
     fn fast_path_defers_due_counts_to_the_slow_path() {
         std::thread::spawn(|| {
@@ -503,12 +595,15 @@ mod tests {
             let l = || unsafe { (*h).local() };
             let mut got = Vec::new();
             let (mut due, mut other_nulls) = (0, 0);
+            // Pinned at every period's start, so the slow-path check's
+            // adaptation does not move it: four calls a period.
+            l().tick_mask = 3;
+            l().ticks = 4;
             for _ in 0..64 {
-                // Pinned, so the slow-path check's adaptation does not move it.
-                l().tick_mask = 3;
-                let is_due = l().ticks.wrapping_add(1) % 4 == 0;
+                let before = l().ticks;
+                let is_due = before.wrapping_sub(1) as i32 <= 0;
                 let mut p = alloc_fast(48, 16);
-                assert_eq!(l().ticks % 4 == 0, is_due, "every call is counted");
+                assert_eq!(l().ticks, before.wrapping_sub(1), "every call is counted");
                 if is_due {
                     assert!(p.is_null(), "a due count goes to the slow path");
                     due += 1;
@@ -518,6 +613,15 @@ mod tests {
                 }
                 if p.is_null() {
                     p = alloc_after_fast(48, 16, false);
+                }
+                if is_due {
+                    assert_eq!(
+                        l().ticks,
+                        l().tick_mask + 1,
+                        "the check starts the next count"
+                    );
+                    l().tick_mask = 3;
+                    l().ticks = 4;
                 }
                 assert!(!p.is_null() && p.addr().is_multiple_of(16));
                 got.push(p);

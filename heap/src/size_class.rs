@@ -78,6 +78,27 @@ static EXCESS: [u32; CLASSES] = {
     t
 };
 
+/// Class sizes by `class1` (a slab's class plus one, as its metadata holds
+/// it; 0, a medium block, and values past the last class give 0): the free
+/// path counts a block's bytes straight from the byte it reads, with no
+/// arithmetic and no bounds test.
+static SIZES1: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut c = 0;
+    while c < CLASSES {
+        t[c + 1] = compute_size(c) as u16;
+        c += 1;
+    }
+    t
+};
+
+/// The byte size of the class whose `class1` (class plus one) is given; 0
+/// for 0.
+#[inline(always)]
+pub(crate) fn class1_size(class1: u8) -> usize {
+    SIZES1[class1 as usize] as usize
+}
+
 /// The class of every size in 16-byte steps up to `SMALL_MAX`: every class
 /// size is a multiple of 16, so a size and its round-up to 16 share a class.
 static BY_16: [u8; crate::layout::SMALL_MAX / 16 + 1] = {
@@ -85,6 +106,8 @@ static BY_16: [u8; crate::layout::SMALL_MAX / 16 + 1] = {
     let mut i = 0;
     while i < t.len() {
         t[i] = compute_class(i * 16) as u8;
+        // What `class_of` tells the compiler.
+        assert!((t[i] as usize) < CLASSES);
         i += 1;
     }
     t
@@ -114,7 +137,11 @@ pub(crate) fn class_size(c: usize) -> usize {
 #[inline(always)]
 pub(crate) fn class_of(size: usize) -> usize {
     debug_assert!(size <= crate::layout::SMALL_MAX);
-    BY_16[size.min(crate::layout::SMALL_MAX).div_ceil(16)] as usize % CLASSES
+    let c = BY_16[size.min(crate::layout::SMALL_MAX).div_ceil(16)] as usize;
+    // SAFETY: every entry of the table is below CLASSES (asserted as it is
+    // built), so the callers' indexing by `c` needs no mask or bounds test.
+    unsafe { core::hint::assert_unchecked(c < CLASSES) };
+    c
 }
 
 /// The smallest class that holds `size` bytes at alignment `align`, if any.
@@ -167,6 +194,15 @@ mod tests {
         }
         for s in 0..=crate::layout::SMALL_MAX {
             assert_eq!(class_of(s), compute_class(s), "size {s}");
+        }
+        assert_eq!(class1_size(0), 0);
+        for c1 in 1..=255u8 {
+            let want = if (c1 as usize) <= CLASSES {
+                compute_size(c1 as usize - 1)
+            } else {
+                0
+            };
+            assert_eq!(class1_size(c1), want, "class1 {c1}");
         }
     }
 

@@ -195,6 +195,9 @@ pub(crate) unsafe fn clear(m: *mut SlabMeta) {
     // SAFETY: the region header is ours.
     unsafe {
         (*m).class1 = 0;
+        // No slab, no object: the free path's one compare (`off * magic <
+        // limit`, magic 0) sends every block of the slot to its medium path.
+        (*m).limit = 0;
         (*r).classes[slot] = 0;
         (*r).magics[slot] = 0;
     }

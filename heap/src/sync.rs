@@ -13,7 +13,7 @@ pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
 /// Atomics for statics and counters that loom never models.
 pub(crate) mod plain {
     pub(crate) use core::sync::atomic::{
-        AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+        AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicU64, AtomicUsize, Ordering,
     };
 }
 

@@ -85,6 +85,14 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                     );
                 }
                 if (*m).class1 == 0 {
+                    if (*m).limit != 0 {
+                        // The free path would take a medium block here for a
+                        // small one.
+                        return fail(
+                            "slot that is no slab has a free-check limit",
+                            r.addr() + s * SLAB,
+                        );
+                    }
                     continue;
                 }
                 let base = slab::base_of(m);

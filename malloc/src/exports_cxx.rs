@@ -21,7 +21,7 @@
 //! statically), a throwing form that fails prints one line and aborts, and
 //! a `nothrow` form returns null.
 
-use crate::policy;
+use crate::policy::{self, MIN_ALIGN as MIN};
 use core::ffi::{CStr, c_void};
 
 /// `operator new(size_t)` and its kin, as the C++ runtime defines them.
@@ -115,22 +115,36 @@ macro_rules! cname {
     };
 }
 
-/// Defines `new` forms: keel's fast path, then the failure path.
+/// Defines `new` forms: keel's fast path (`$fast`, inlined: no call, so
+/// the operator is a leaf that saves no register), else one tail call to
+/// the rest (`$slow`, which must not repeat the fast path: it was counted),
+/// then the failure path.
 macro_rules! new_forms {
-    ($($(#[$doc:meta])* $sym:literal $name:ident($($arg:ident: $ty:ty),*) => $alloc:expr, $fail:ident;)*) => {$(
+    ($($(#[$doc:meta])* $sym:literal $name:ident($($arg:ident: $ty:ty),*)
+        => $fast:expr, $slow:expr, $fail:ident;)*) => {$(
         $(#[$doc])*
         ///
         /// # Safety
         /// C++'s: the block is released with a matching `operator delete`.
         #[unsafe(export_name = $sym)]
         pub unsafe extern "C-unwind" fn $name($($arg: $ty),*) -> *mut c_void {
-            let p: *mut u8 = $alloc;
+            /// Everything the fast path does not serve.
+            #[inline(never)]
+            unsafe fn slow($($arg: $ty),*) -> *mut c_void {
+                let p: *mut u8 = $slow;
+                if !p.is_null() {
+                    return p.cast();
+                }
+                const NAME: &CStr = cname!($sym);
+                // SAFETY: the failure path of this very operator.
+                unsafe { $fail(NAME, $($arg),*) }
+            }
+            let p: *mut u8 = $fast;
             if !p.is_null() {
                 return p.cast();
             }
-            const NAME: &CStr = cname!($sym);
-            // SAFETY: the failure path of this very operator.
-            unsafe { $fail(NAME, $($arg),*) }
+            // SAFETY: forwarded C++ contract.
+            unsafe { slow($($arg),*) }
         }
     )*};
 }
@@ -153,29 +167,37 @@ macro_rules! delete_forms {
 
 new_forms! {
     /// `operator new(std::size_t)`.
-    "_Znwm" new(size: usize) => policy::malloc(size), new_failed;
+    "_Znwm" new(size: usize)
+        => policy::alloc_fast(size, MIN), policy::alloc_with_slow(size, MIN, false), new_failed;
     /// `operator new[](std::size_t)`.
-    "_Znam" new_array(size: usize) => policy::malloc(size), new_failed;
+    "_Znam" new_array(size: usize)
+        => policy::alloc_fast(size, MIN), policy::alloc_with_slow(size, MIN, false), new_failed;
     /// `operator new(std::size_t, const std::nothrow_t&)`.
     "_ZnwmRKSt9nothrow_t" new_nothrow(size: usize, tag: *const c_void)
-        => policy::malloc(size), new_nothrow_failed;
+        => policy::alloc_fast(size, MIN), policy::alloc_with_slow(size, MIN, false),
+        new_nothrow_failed;
     /// `operator new[](std::size_t, const std::nothrow_t&)`.
     "_ZnamRKSt9nothrow_t" new_array_nothrow(size: usize, tag: *const c_void)
-        => policy::malloc(size), new_nothrow_failed;
+        => policy::alloc_fast(size, MIN), policy::alloc_with_slow(size, MIN, false),
+        new_nothrow_failed;
     /// `operator new(std::size_t, std::align_val_t)`.
     "_ZnwmSt11align_val_t" new_aligned(size: usize, align: usize)
-        => policy::aligned_new(size, align), new_aligned_failed;
+        => policy::alloc_fast(size, align), policy::aligned_new_slow(size, align),
+        new_aligned_failed;
     /// `operator new[](std::size_t, std::align_val_t)`.
     "_ZnamSt11align_val_t" new_array_aligned(size: usize, align: usize)
-        => policy::aligned_new(size, align), new_aligned_failed;
+        => policy::alloc_fast(size, align), policy::aligned_new_slow(size, align),
+        new_aligned_failed;
     /// `operator new(std::size_t, std::align_val_t, const std::nothrow_t&)`.
     "_ZnwmSt11align_val_tRKSt9nothrow_t"
         new_aligned_nothrow(size: usize, align: usize, tag: *const c_void)
-        => policy::aligned_new(size, align), new_aligned_nothrow_failed;
+        => policy::alloc_fast(size, align), policy::aligned_new_slow(size, align),
+        new_aligned_nothrow_failed;
     /// `operator new[](std::size_t, std::align_val_t, const std::nothrow_t&)`.
     "_ZnamSt11align_val_tRKSt9nothrow_t"
         new_array_aligned_nothrow(size: usize, align: usize, tag: *const c_void)
-        => policy::aligned_new(size, align), new_aligned_nothrow_failed;
+        => policy::alloc_fast(size, align), policy::aligned_new_slow(size, align),
+        new_aligned_nothrow_failed;
 }
 
 delete_forms! {

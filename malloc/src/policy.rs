@@ -119,15 +119,15 @@ fn refuse(r: Refusal) -> *mut u8 {
 }
 
 /// Allocates `size` bytes aligned to `align` (a power of two), sets `ENOMEM`
-/// on failure. The fast path makes no call at all (keel-heap's
-/// [`raw::alloc_fast`], inlined): a small block of a slab with room. Start-up,
-/// zeroing, refills, keel-heap's slow-path check (idle decay), large sizes
-/// and failures are all in [`alloc_with_slow`], called only at the end, so
-/// the fast path keeps nothing live across a call and saves no registers.
+/// on failure. The fast path makes no call at all ([`alloc_fast`]): a small
+/// block of a slab with room. Zeroing, refills, keel-heap's slow-path check
+/// (idle decay), large sizes and failures are all in [`alloc_with_slow`],
+/// called only at the end, so the fast path keeps nothing live across a
+/// call and saves no registers.
 #[inline(always)]
 fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
-    if !zeroed && crate::init::ready() {
-        let p = raw::alloc_fast(size, align);
+    if !zeroed {
+        let p = alloc_fast(size, align);
         if !p.is_null() {
             return p;
         }
@@ -135,9 +135,23 @@ fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     alloc_with_slow(size, align, zeroed)
 }
 
-/// Everything [`alloc_with`]'s fast path does not serve.
+/// The allocation fast path alone (keel-heap's [`raw::alloc_fast`],
+/// inlined): null when it cannot serve the call, which then goes on with
+/// [`alloc_with_slow`] (once: the call was counted). A thread has a heap
+/// only after its first allocation took the slow path, which applies the
+/// options ([`crate::init::ensure`]), so the fast path needs no start-up
+/// test: allocations made on it before `environ` is readable run on
+/// keel-heap's defaults, as the start-up allocations before them did,
+/// until a slow path or the constructor applies the options.
+#[inline(always)]
+pub fn alloc_fast(size: usize, align: usize) -> *mut u8 {
+    raw::alloc_fast(size, align)
+}
+
+/// Everything [`alloc_fast`] does not serve, after it returned null (or
+/// in its place): start-up, zeroing, refills, large sizes, failures.
 #[inline(never)]
-fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
+pub fn alloc_with_slow(size: usize, align: usize, zeroed: bool) -> *mut u8 {
     crate::init::ensure();
     if size <= MAX_SIZE && align <= keel_heap::MAX_ALIGN {
         let p = raw::alloc_after_fast(size, align, zeroed);
@@ -197,26 +211,27 @@ fn ours(p: *const u8) -> bool {
 ///
 /// # Safety
 /// `p` is null or a live block from this allocator, not used afterwards.
-#[inline]
+#[inline(always)]
 pub unsafe fn free(p: *mut u8) {
-    if p.is_null() {
-        return;
-    }
     // Frees are not counted toward the collection deadline (they never
     // run the check), and a thread that only frees needs no heap of its own:
     // keel-heap hands other heaps' blocks to their owners without a lock.
-    // One chunk-map lookup both checks ownership and finds the block.
-    // SAFETY: `p` is non-null and, by the caller's contract, a live block
-    // not used after this call, or memory keel-heap does not own (left alone).
-    if !unsafe { raw::free_if_owned(p) } {
-        foreign_free(p);
-    }
+    // The fast path (a block of this thread's heap) makes no call; null,
+    // in no memory keel-heap manages, is told apart off it.
+    // SAFETY: by the caller's contract `p` is null, a live block not used
+    // after this call, or memory keel-heap does not own (left alone).
+    unsafe { raw::free_or_else(p, not_ours) }
 }
 
+/// [`free`] of a pointer keel-heap does not manage (or null).
+///
+/// # Safety
+/// None: `p` is only printed.
 #[cold]
-#[inline(never)]
-fn foreign_free(p: *mut u8) {
-    crate::report::foreign_pointer("free", p, crate::init::checker_on());
+unsafe fn not_ours(p: *mut u8) {
+    if !p.is_null() {
+        crate::report::foreign_pointer("free", p, crate::init::checker_on());
+    }
 }
 
 /// `realloc`: null is `malloc`; size 0 frees and returns null, as glibc does
@@ -305,10 +320,20 @@ pub fn aligned_alloc(align: usize, size: usize) -> *mut u8 {
 /// `malloc`'s.
 #[inline]
 pub fn aligned_new(size: usize, align: usize) -> *mut u8 {
+    let p = alloc_fast(size, align);
+    if !p.is_null() {
+        return p;
+    }
+    aligned_new_slow(size, align)
+}
+
+/// [`aligned_new`] after [`alloc_fast`] returned null.
+#[inline(never)]
+pub fn aligned_new_slow(size: usize, align: usize) -> *mut u8 {
     if !align.is_power_of_two() {
         return refuse(Refusal::BadAlignment);
     }
-    alloc_with(size, align.max(MIN_ALIGN), false)
+    alloc_with_slow(size, align.max(MIN_ALIGN), false)
 }
 
 /// `memalign`: glibc's lenient rules (see [`memalign_alignment`]).
