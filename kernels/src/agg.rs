@@ -278,6 +278,8 @@ impl Kernels {
 /// is as fast or faster, so the switch waits until past it. The sum is the
 /// same (the same lanes in the same order). `bench/src/bin/sums.rs`
 /// measures it. Under Miri, 4 KiB, so that the columns Miri runs take it.
+/// Not on `cpu::wide_sums` CPUs (Intel): there the wider loads stream the
+/// faster (see `cpu::wide_sums`).
 pub(crate) const SUM_STREAM_FROM_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 64 << 20 };
 
 /// Whether an unmasked sum of `rows` values of `T` at `level` runs the
@@ -289,6 +291,7 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
     matches!(level, Level::Avx2 | Level::Avx512)
         && core::mem::size_of::<T>() == 8
         && rows.saturating_mul(8) >= SUM_STREAM_FROM_BYTES
+        && !crate::cpu::wide_sums()
 }
 
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
@@ -324,8 +327,8 @@ mod tests {
     use super::*;
 
     /// Columns just past [`SUM_STREAM_FROM_BYTES`] (unmasked: the 128-bit
-    /// loop) sum to the scalar twin's bits at every level, with and without
-    /// nulls.
+    /// loop, or on `cpu::wide_sums` CPUs the wide loops) sum to the scalar
+    /// twin's bits at every level, with and without nulls.
     #[test]
     fn sums_past_the_stream_switch_equal_the_scalar_twin() {
         let n = SUM_STREAM_FROM_BYTES / 8 + 37;
@@ -359,6 +362,73 @@ mod tests {
                 sc.sum_masked(&f, Some(&nulls[..])),
             );
             assert_eq!(a.unwrap().to_bits(), b.unwrap().to_bits(), "masked f64 {l}");
+        }
+    }
+
+    /// The wide unmasked leaves, which `cpu::wide_sums` picks on some CPUs
+    /// only, equal the scalar twin on every length 0..=300 at start offsets
+    /// 0..8, with `MIN` and `MAX` among the values (wrapping sums), on every
+    /// CPU with AVX-512.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", feature = "std"))]
+    #[test]
+    fn wide_sums_equal_the_scalar_twin() {
+        use crate::arch::{mask::RowMask, scalar::agg as sc, x86_64::avx512::agg as a5};
+        if !crate::cpu::supported(crate::cpu::Level::Avx512) {
+            std::eprintln!("no AVX-512 on this CPU: the wide sums were not run");
+            return;
+        }
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let i: alloc::vec::Vec<i64> = (0..320)
+            .map(|k| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                match k % 37 {
+                    3 => i64::MIN,
+                    5 => i64::MAX,
+                    _ => s as i64,
+                }
+            })
+            .collect();
+        let u: alloc::vec::Vec<u64> = i.iter().map(|&x| x as u64).collect();
+        let i32s: alloc::vec::Vec<i32> = i
+            .iter()
+            .enumerate()
+            .map(|(k, &x)| match k % 41 {
+                7 => i32::MIN,
+                9 => i32::MAX,
+                _ => x as i32,
+            })
+            .collect();
+        let vnni = std::is_x86_feature_detected!("avx512vnni");
+        for off in 0..8 {
+            for len in 0..=300 {
+                let (vi, vu) = (&i[off..off + len], &u[off..off + len]);
+                // SAFETY: the CPU supports AVX-512 (checked above).
+                let (a, b) = unsafe { (a5::sum_all_i64(vi), a5::sum_all_u64(vu)) };
+                assert_eq!(a, sc::sum(vi, RowMask::ALL), "i64 len {len} off {off}");
+                assert_eq!(b, sc::sum(vu, RowMask::ALL), "u64 len {len} off {off}");
+                let v32 = &i32s[off..off + len];
+                // SAFETY: as above.
+                let c = unsafe { a5::sum_all_i32(v32) };
+                assert_eq!(c, sc::sum(v32, RowMask::ALL), "i32 len {len} off {off}");
+                if vnni {
+                    // SAFETY: the CPU has AVX-512 and VNNI (checked above).
+                    let d = unsafe { a5::sum_all_i32_vnni(v32) };
+                    assert_eq!(d, c, "i32 vnni len {len} off {off}");
+                }
+            }
+        }
+        // Past several flushes (2^20 rows each), all at one extreme: exact.
+        let n = (3 << 20) + 77;
+        for x in [i32::MIN, i32::MAX, -1] {
+            let v = alloc::vec![x; n];
+            // SAFETY: as above.
+            assert_eq!(unsafe { a5::sum_all_i32(&v) }, n as i64 * x as i64, "{x}");
+            if vnni {
+                // SAFETY: as above.
+                assert_eq!(unsafe { a5::sum_all_i32_vnni(&v) }, n as i64 * x as i64);
+            }
         }
     }
 }

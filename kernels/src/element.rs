@@ -113,7 +113,7 @@ macro_rules! checked {
 }
 
 macro_rules! element {
-    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident $(, $group:ident)?) => {
+    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident, [$($wide:ident)?] $(, $group:ident)?) => {
         impl Element for $t {
             #[cfg(feature = "alloc")]
             #[allow(unused_variables)] // types without a grouped leaf
@@ -159,6 +159,17 @@ macro_rules! element {
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                $(
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    if m.is_all()
+                        && k.level() == crate::cpu::Level::Avx512
+                        && crate::cpu::wide_sums()
+                    {
+                        // SAFETY: a Kernels at Avx512 exists only if the CPU
+                        // supports it; the leaf reads every row of `v`.
+                        return unsafe { a5::$wide(v) };
+                    }
+                )?
                 if m.is_all() && crate::agg::sum_streams::<$t>(k.level(), v.len()) {
                     return sc::sum_all(v);
                 }
@@ -238,13 +249,37 @@ macro_rules! element {
     };
 }
 
-element!(i64, sum_i64, min_max_i64, exact, filter_i64, sum_i64);
-element!(u64, sum_u64, min_max_u64, exact, filter_u64, sum_u64);
-element!(i32, sum_i32, min_max_i32, wide, filter_i32, sum_i32);
-element!(u32, sum_u32, min_max_u32, wide, filter_u32, sum_u32);
-element!(f64, sum_f64, min_max_f64, float, filter_f64, sum_f64);
-element!(f32, sum_f32, min_max_f32, float, filter_f32);
-element!(i16, sum_i16, min_max_i16, wide, filter_i16, sum_i16);
-element!(u16, sum_u16, min_max_u16, wide, filter_u16, sum_u16);
-element!(i8, sum_i8, min_max_i8, wide, filter_i8, sum_i8);
-element!(u8, sum_u8, min_max_u8, wide, filter_u8, sum_u8);
+element!(
+    i64,
+    sum_i64,
+    min_max_i64,
+    exact,
+    filter_i64,
+    [sum_all_i64],
+    sum_i64
+);
+element!(
+    u64,
+    sum_u64,
+    min_max_u64,
+    exact,
+    filter_u64,
+    [sum_all_u64],
+    sum_u64
+);
+element!(
+    i32,
+    sum_i32,
+    min_max_i32,
+    wide,
+    filter_i32,
+    [sum_all_i32],
+    sum_i32
+);
+element!(u32, sum_u32, min_max_u32, wide, filter_u32, [], sum_u32);
+element!(f64, sum_f64, min_max_f64, float, filter_f64, [], sum_f64);
+element!(f32, sum_f32, min_max_f32, float, filter_f32, []);
+element!(i16, sum_i16, min_max_i16, wide, filter_i16, [], sum_i16);
+element!(u16, sum_u16, min_max_u16, wide, filter_u16, [], sum_u16);
+element!(i8, sum_i8, min_max_i8, wide, filter_i8, [], sum_i8);
+element!(u8, sum_u8, min_max_u8, wide, filter_u8, [], sum_u8);

@@ -44,7 +44,18 @@ struct Args {
     huge_pages: bool,
 }
 
-fn args() -> Args {
+const USAGE: &str = "usage: gather [options]
+  --rows-log2 N        random-gather column of 2^N i64 rows (default 27: 1 GiB)
+  --idx-log2 N         2^N u32 indices (default 24)
+  --frame-rows-log2 N  frame columns of 2^N rows (default 24)
+  --frame-idx-log2 N   2^N indices into the frame (default 22)
+  --rounds N           interleaved rounds (default 7)
+  --threads LIST       thread counts, comma-separated (default 1,2)
+  --huge-pages         columns on transparent huge pages (madvise)";
+
+/// `None` after `--help`.
+fn args() -> Result<Option<Args>, lexopt::Error> {
+    use lexopt::prelude::*;
     let mut a = Args {
         rows_log2: 27,
         idx_log2: 24,
@@ -54,32 +65,39 @@ fn args() -> Args {
         threads: vec![1, 2],
         huge_pages: false,
     };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < v.len() {
-        let val = v.get(i + 1).cloned().unwrap_or_default();
-        match v[i].as_str() {
-            "--rows-log2" => a.rows_log2 = val.parse().expect("--rows-log2 N"),
-            "--idx-log2" => a.idx_log2 = val.parse().expect("--idx-log2 N"),
-            "--frame-rows-log2" => a.frame_rows_log2 = val.parse().expect("--frame-rows-log2 N"),
-            "--frame-idx-log2" => a.frame_idx_log2 = val.parse().expect("--frame-idx-log2 N"),
-            "--rounds" => a.rounds = val.parse().expect("--rounds N"),
-            "--threads" => {
-                a.threads = val
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("rows-log2") => a.rows_log2 = p.value()?.parse()?,
+            Long("idx-log2") => a.idx_log2 = p.value()?.parse()?,
+            Long("frame-rows-log2") => a.frame_rows_log2 = p.value()?.parse()?,
+            Long("frame-idx-log2") => a.frame_idx_log2 = p.value()?.parse()?,
+            Long("rounds") => a.rounds = p.value()?.parse()?,
+            Long("threads") => {
+                let v: String = p.value()?.string()?;
+                a.threads = v
                     .split(',')
-                    .map(|t| t.parse().expect("--threads 1,2,4"))
-                    .collect()
+                    .map(|t| match t.parse::<usize>() {
+                        Ok(n) if n > 0 => Ok(n),
+                        _ => Err(format!("--threads: {t:?} is not a thread count (1,2,...)")),
+                    })
+                    .collect::<Result<_, _>>()?;
             }
-            "--huge-pages" => {
-                a.huge_pages = true;
-                i += 1;
-                continue;
+            Long("huge-pages") => a.huge_pages = true,
+            Long("help") | Short('h') => {
+                println!("{USAGE}");
+                return Ok(None);
             }
-            other => panic!("unknown argument {other}"),
+            other => return Err(other.unexpected()),
         }
-        i += 2;
     }
-    a
+    if a.rounds == 0 {
+        return Err("--rounds must be at least 1".into());
+    }
+    if a.rows_log2 > 32 || a.frame_rows_log2 > 32 || a.idx_log2 > 34 || a.frame_idx_log2 > 34 {
+        return Err("--*-rows-log2 at most 32 (u32 indices), --*-idx-log2 at most 34".into());
+    }
+    Ok(Some(a))
 }
 
 /// xorshift64*: the same indices every run.
@@ -494,8 +512,15 @@ fn span_bytes(ix: &[u32]) -> Option<usize> {
     ascending.then(|| (last as usize / 8 - first as usize / 8 + 1) * 64 + ix.len() * (4 + 8))
 }
 
-fn main() {
-    let a = args();
+fn main() -> std::process::ExitCode {
+    let a = match args() {
+        Ok(Some(a)) => a,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("gather: {e}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     HUGE.store(a.huge_pages, std::sync::atomic::Ordering::Relaxed);
     println!(
         "gather: {} Mi u32 indices into a {} MiB i64 column, and sorted into one of {} MiB; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}; huge pages {}",
@@ -539,4 +564,5 @@ fn main() {
         ],
         &rows,
     );
+    std::process::ExitCode::SUCCESS
 }

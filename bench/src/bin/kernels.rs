@@ -27,25 +27,39 @@ struct Args {
     only: Option<String>,
 }
 
-fn args() -> Args {
+const USAGE: &str = "usage: kernels [--max-log2 N] [--rounds N] [--only KERNEL]
+  --max-log2 N   largest column, 2^N rows (default 27; sizes 12 16 20 24 27)
+  --rounds N     interleaved rounds (default 5)
+  --only KERNEL  one kernel (sum, min, max, lt, ...)";
+
+/// `None` after `--help`.
+fn args() -> Result<Option<Args>, lexopt::Error> {
+    use lexopt::prelude::*;
     let mut a = Args {
         max_log2: 27,
         rounds: 5,
         only: None,
     };
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    let mut i = 0;
-    while i < v.len() {
-        let val = v.get(i + 1).cloned().unwrap_or_default();
-        match v[i].as_str() {
-            "--max-log2" => a.max_log2 = val.parse().expect("--max-log2 N"),
-            "--rounds" => a.rounds = val.parse().expect("--rounds N"),
-            "--only" => a.only = Some(val),
-            other => panic!("unknown argument {other}"),
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("max-log2") => a.max_log2 = p.value()?.parse()?,
+            Long("rounds") => a.rounds = p.value()?.parse()?,
+            Long("only") => a.only = Some(p.value()?.string()?),
+            Long("help") | Short('h') => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(other.unexpected()),
         }
-        i += 2;
     }
-    a
+    if a.rounds == 0 {
+        return Err("--rounds must be at least 1".into());
+    }
+    if a.max_log2 < 12 {
+        return Err("--max-log2 must be at least 12 (the smallest size)".into());
+    }
+    Ok(Some(a))
 }
 
 /// The plain loops: what a user writes. Each is `#[inline(always)]` so the
@@ -616,8 +630,15 @@ unsafe fn count256(b: &[u64]) -> usize {
     plain::count(b)
 }
 
-fn main() {
-    let args = args();
+fn main() -> std::process::ExitCode {
+    let args = match args() {
+        Ok(Some(a)) => a,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("kernels: {e}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let sizes: Vec<usize> = [12u32, 16, 20, 24, 27]
         .into_iter()
         .filter(|&l| l <= args.max_log2)
@@ -677,6 +698,7 @@ fn main() {
         &table,
     );
     goals(&ctx.rows);
+    std::process::ExitCode::SUCCESS
 }
 
 fn size_name(n: usize) -> String {

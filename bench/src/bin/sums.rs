@@ -6,10 +6,12 @@
 //! the share-of-bandwidth column). GB/s of input, medians of interleaved
 //! rounds, every contender over the same buffer; `ceiling B/cyc` is the
 //! ceiling loop's bytes per TSC cycle (the TSC rate measured against the
-//! wall clock: `tsc_hz` below). Unmasked sums of 64-bit columns past the
-//! last-level cache run a 128-bit loop at both SIMD levels
+//! wall clock: `tsc_hz` below). On AMD CPUs unmasked sums of 64-bit
+//! columns past the last-level cache run a 128-bit loop at both SIMD levels
 //! (`SUM_STREAM_FROM_BYTES` in `kernels/src/agg.rs`), so from 16 Mi rows of
-//! those the three keel columns are the same loop.
+//! those the three keel columns are the same loop; on Intel CPUs unmasked
+//! sums at the AVX-512 level run the wide loops at every size
+//! (`cpu::wide_sums`), and "keel avx512" is the same as "keel".
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin sums
@@ -276,19 +278,57 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
     }
 }
 
-fn main() {
-    let mut rounds = 5;
-    let mut max_log2 = 27;
-    let mut off = 0;
-    let v: Vec<String> = std::env::args().skip(1).collect();
-    for p in v.chunks(2) {
-        match p[0].as_str() {
-            "--rounds" => rounds = p[1].parse().unwrap(),
-            "--max-log2" => max_log2 = p[1].parse().unwrap(),
-            "--offset-rows" => off = p[1].parse().unwrap(),
-            o => panic!("unknown argument {o}"),
+const USAGE: &str = "usage: sums [--rounds N] [--max-log2 N] [--offset-rows N]
+  --rounds N       interleaved rounds per size (default 5)
+  --max-log2 N     largest column, 2^N rows (default 27; sizes 12 16 20 22 24 27)
+  --offset-rows N  start every column N rows past a cache line (default 0)";
+
+struct Args {
+    rounds: usize,
+    max_log2: u32,
+    off: usize,
+}
+
+/// `None` after `--help`.
+fn args() -> Result<Option<Args>, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut a = Args {
+        rounds: 5,
+        max_log2: 27,
+        off: 0,
+    };
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next()? {
+        match arg {
+            Long("rounds") => a.rounds = p.value()?.parse()?,
+            Long("max-log2") => a.max_log2 = p.value()?.parse()?,
+            Long("offset-rows") => a.off = p.value()?.parse()?,
+            Long("help") | Short('h') => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(other.unexpected()),
         }
     }
+    if a.rounds == 0 {
+        return Err("--rounds must be at least 1".into());
+    }
+    Ok(Some(a))
+}
+
+fn main() -> std::process::ExitCode {
+    let Args {
+        rounds,
+        max_log2,
+        off,
+    } = match args() {
+        Ok(Some(a)) => a,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sums: {e}\n{USAGE}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     assert_eq!(
         cpu::detected(),
         cpu::Level::Avx512,
@@ -327,4 +367,5 @@ fn main() {
         ],
         &rows,
     );
+    std::process::ExitCode::SUCCESS
 }

@@ -120,6 +120,21 @@ impl<'a> RowMask<'a> {
         self.a.is_none()
     }
 
+    /// The only bitmap's words from row 0 on, when there is one bitmap and
+    /// it is `u64` words at a bit offset that is a multiple of 64 (row `i`
+    /// is then bit `i % 64` of word `i / 64`); `None` otherwise.
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_feature = "sse2")),
+        allow(dead_code) // the AVX-512 count uses it
+    )]
+    #[inline(always)]
+    pub(crate) fn aligned_words(&self) -> Option<&'a [u64]> {
+        match (self.a, self.b) {
+            (Some(Bitmap::Words(w, o)), None) if o % 64 == 0 => w.get(o / 64..),
+            _ => None,
+        }
+    }
+
     /// The mask word of rows `64 * blk .. 64 * blk + 64` (all ones without
     /// bitmaps; bits past the rows are whatever the bitmaps hold there).
     #[inline(always)]

@@ -76,6 +76,43 @@ macro_rules! int_sum {
 int_sum!(sum_i64, i64);
 int_sum!(sum_u64, u64);
 
+/// Unmasked 64-bit sums for `cpu::wide_sums` CPUs: eight independent
+/// 512-bit accumulators over 64-row blocks, no mask words, the partial last
+/// block by the masked leaf (integer adds wrap, so any order gives the same
+/// sum).
+macro_rules! int_sum_all {
+    ($name:ident, $t:ty, $masked:ident) => {
+        /// Wrapping sum of every value.
+        ///
+        /// # Safety
+        /// The CPU supports AVX-512 (F, BW, DQ, VL).
+        #[target_feature(
+            enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+        )]
+        pub(crate) unsafe fn $name(v: &[$t]) -> $t {
+            let mut acc = [_mm512_setzero_si512(); 8];
+            let mut blocks = v.chunks_exact(64);
+            for c in &mut blocks {
+                for (j, a) in acc.iter_mut().enumerate() {
+                    // SAFETY: the block holds 64 values, so the 8 values
+                    // from 8 * j lie inside it; AVX-512 is enabled.
+                    let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(8 * j).cast()) };
+                    *a = _mm512_add_epi64(*a, x);
+                }
+            }
+            let s = acc
+                .iter()
+                .fold(_mm512_setzero_si512(), |s, &a| _mm512_add_epi64(s, a));
+            // SAFETY: AVX-512 is enabled; every row of the tail counts.
+            let tail = unsafe { $masked(blocks.remainder(), RowMask::ALL) };
+            (_mm512_reduce_add_epi64(s) as $t).wrapping_add(tail)
+        }
+    };
+}
+
+int_sum_all!(sum_all_i64, i64, sum_i64);
+int_sum_all!(sum_all_u64, u64, sum_u64);
+
 /// Blocks between flushes of the 32-bit sums. Each of the 4 accumulators
 /// takes one vector per block, so a flush that first adds the 4 together
 /// has summed `4 * FLUSH_BLOCKS = 2^16` values per lane: the most for which
@@ -165,6 +202,79 @@ macro_rules! narrow_sum {
 
 narrow_sum!(sum_i32, i32, i64, _mm512_srai_epi32, _mm512_cvtepi32_epi64);
 narrow_sum!(sum_u32, u32, u64, _mm512_srli_epi32, _mm512_cvtepu32_epi64);
+
+/// The unmasked exact `i32` sum for `cpu::wide_sums` CPUs: with AVX-512
+/// VNNI, [`sum_all_i32_vnni`]; without, the masked leaf.
+///
+/// # Safety
+/// The CPU supports AVX-512 (F, BW, DQ, VL).
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+pub(crate) unsafe fn sum_all_i32(v: &[i32]) -> i64 {
+    if crate::cpu::wide_sums_vnni() {
+        // SAFETY: the CPU has AVX-512 (caller) and VNNI (just checked).
+        unsafe { sum_all_i32_vnni(v) }
+    } else {
+        // SAFETY: AVX-512 (caller); every row counts.
+        unsafe { sum_i32(v, RowMask::ALL) }
+    }
+}
+
+/// Exact `i32` sum of every value, as [`sum_i32`] splits it (`w` the
+/// wrapping sum, `h` the high halves' sum), but `h` takes one `vpdpwssd`
+/// per vector (its words times the words (0, 1): each lane adds its high
+/// half, signed) where the masked leaf shifts and adds: two vector
+/// instructions per 16 rows, not three, with no mask words. The partial
+/// last block goes to the masked leaf.
+///
+/// # Safety
+/// The CPU supports AVX-512 (F, BW, DQ, VL) and AVX-512 VNNI.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,avx512vnni,bmi2,popcnt"
+)]
+pub(crate) unsafe fn sum_all_i32_vnni(v: &[i32]) -> i64 {
+    let hi = _mm512_set1_epi32(1 << 16);
+    let mut total = _mm512_setzero_si512();
+    let mut blocks = v.chunks_exact(64);
+    loop {
+        let mut w = [_mm512_setzero_si512(); 4];
+        let mut h = [_mm512_setzero_si512(); 4];
+        let mut k = 0;
+        for c in blocks.by_ref().take(FLUSH_BLOCKS) {
+            for j in 0..4 {
+                // SAFETY: the block holds 64 values, so the 16 from 16 * j
+                // lie inside it; AVX-512 is enabled.
+                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(16 * j).cast()) };
+                w[j] = _mm512_add_epi32(w[j], x);
+                h[j] = _mm512_dpwssd_epi32(h[j], x, hi);
+            }
+            k += 1;
+        }
+        // As in `sum_i32`: `w` is needed mod 2^32 only, `h` is exact for
+        // 4 * FLUSH_BLOCKS = 2^16 values per lane.
+        let ws = _mm512_add_epi32(_mm512_add_epi32(w[0], w[1]), _mm512_add_epi32(w[2], w[3]));
+        let hs = _mm512_add_epi32(_mm512_add_epi32(h[0], h[1]), _mm512_add_epi32(h[2], h[3]));
+        let lo = _mm512_sub_epi32(ws, _mm512_slli_epi32::<16>(hs));
+        let halves = [
+            (_mm512_castsi512_si256(hs), _mm512_castsi512_si256(lo)),
+            (
+                _mm512_extracti64x4_epi64::<1>(hs),
+                _mm512_extracti64x4_epi64::<1>(lo),
+            ),
+        ];
+        for (hh, ll) in halves {
+            total = _mm512_add_epi64(total, _mm512_slli_epi64::<16>(_mm512_cvtepi32_epi64(hh)));
+            total = _mm512_add_epi64(total, _mm512_cvtepu32_epi64(ll));
+        }
+        if k < FLUSH_BLOCKS {
+            break;
+        }
+    }
+    // SAFETY: AVX-512 is enabled; every row of the tail counts.
+    let tail = unsafe { sum_i32(blocks.remainder(), RowMask::ALL) };
+    _mm512_reduce_add_epi64(total).wrapping_add(tail)
+}
 
 macro_rules! float_sum {
     ($name:ident, $t:ty, $lanes:expr, $mt:ty, $set1:ident, $load:ident, $add:ident,

@@ -72,7 +72,10 @@ pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usiz
     scalar::select(words, rows, out)
 }
 
-/// As the scalar twin, compiled with `popcnt`.
+/// Rows among the first `rows` that `m` counts: over one word-aligned
+/// bitmap, [`popcount`] of its full words (`vpopcntq`) and the last partial
+/// word's bits; otherwise the scalar twin compiled with `popcnt` (a word
+/// at a time, shifting and and-ing as the mask needs).
 ///
 /// # Safety
 /// The CPU supports this level.
@@ -80,5 +83,15 @@ pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usiz
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
 )]
 pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
+    if let Some(w) = m.aligned_words() {
+        let full = (rows / 64).min(w.len());
+        // SAFETY: AVX-512 F and VPOPCNTDQ are enabled.
+        let mut n = unsafe { popcount(&w[..full]) };
+        if !rows.is_multiple_of(64) {
+            let last = w.get(rows / 64).copied().unwrap_or(0);
+            n += (last & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
+        }
+        return n;
+    }
     scalar::count_mask(m, rows)
 }
