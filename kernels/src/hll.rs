@@ -419,9 +419,9 @@ impl Kernels {
         let flush = |k: &[u64], sketch: &mut HyperLogLog| self.hll_add_u64_column(sketch, k);
         match mask.into().resolve(n)? {
             Resolved::Bits(m) if m.is_all() => self.hll_add_u64_column(sketch, keys),
-            // AVX-512 hashes 8 keys at a time under the mask and compresses
-            // the counted lanes' updates; the scalar level walks the set
-            // bits; AVX2 (no compress) stages the keys for its vector hash.
+            // AVX-512 compresses the counted rows' positions and gathers
+            // their keys for its vector hash; the scalar level walks the
+            // set bits; AVX2 (no compress) stages the keys for its hash.
             #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
             Resolved::Bits(m) if self.level() == Level::Avx512 => {
                 let (p, seed) = (u32::from(sketch.p), sketch.seed);

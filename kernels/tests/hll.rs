@@ -324,6 +324,10 @@ fn masked_add_equals_add_of_the_counted_keys() {
         let keys: Vec<u64> = (0..n).map(|_| r.below(3000)).collect();
         let valid: Vec<u64> = (0..n.div_ceil(64)).map(|_| r.next() | r.next()).collect();
         let sel: Vec<u64> = (0..=n.div_ceil(64)).map(|_| r.next()).collect();
+        // About 1 in 16 rows: batches of positions that span many blocks.
+        let sparse: Vec<u64> = (0..=n.div_ceil(64))
+            .map(|_| r.next() & r.next() & r.next() & r.next())
+            .collect();
         let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
         let rows: Vec<u32> = (0..n as u32).rev().filter(|_| r.below(2) == 0).collect();
         let masks = [
@@ -337,6 +341,10 @@ fn masked_add_equals_add_of_the_counted_keys() {
                 (0..n)
                     .filter(|&i| bit(&valid, i) && bit(&sel, i + 9))
                     .collect(),
+            ),
+            (
+                Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&sparse, 3))),
+                (0..n).filter(|&i| bit(&sparse, i + 3)).collect(),
             ),
             (
                 Mask::ALL.select(Selection::Rows(&rows)),

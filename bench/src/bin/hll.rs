@@ -3,7 +3,7 @@
 //! interleaved round by round, medians and ratios.
 //!
 //! ```sh
-//! cargo run --release --manifest-path bench/Cargo.toml --bin hll [-- --quick]
+//! cargo run --release --manifest-path bench/Cargo.toml --bin hll [-- --quick | --help]
 //! ```
 //!
 //! Anchors: `hyperloglockless` (its `HyperLogLog`, SipHash-1-3 by default)
@@ -27,8 +27,36 @@ fn ns_per_key(n: usize, f: impl FnOnce()) -> f64 {
     t.elapsed().as_nanos() as f64 / n as f64
 }
 
-fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+const USAGE: &str = "usage: hll [--quick]\n  \
+     --quick    1 Mi keys and 3 rounds (default 16 Mi keys, 11 rounds)";
+
+/// Whether `--quick` was given, or `Ok(None)` after `--help`.
+fn args() -> Result<Option<bool>, String> {
+    use lexopt::prelude::*;
+    let mut quick = false;
+    let mut p = lexopt::Parser::from_env();
+    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+        match arg {
+            Long("quick") => quick = true,
+            Long("help") | Short('h') => {
+                println!("{USAGE}");
+                return Ok(None);
+            }
+            other => return Err(other.unexpected().to_string()),
+        }
+    }
+    Ok(Some(quick))
+}
+
+fn main() -> std::process::ExitCode {
+    let quick = match args() {
+        Ok(Some(q)) => q,
+        Ok(None) => return std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hll: {e}\n{USAGE}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
     let rounds = if quick { 3 } else { 11 };
     let n: usize = if quick { 1 << 20 } else { 1 << 24 };
     let keys: Vec<u64> = (0..n as u64)
@@ -326,4 +354,5 @@ fn main() {
         .collect();
     println!("\n## Hashing and partitioning {n} keys (median ns/key; GB/s of keys read)\n");
     print_table(&["kernel", "ns/key", "GB/s"], &rows);
+    std::process::ExitCode::SUCCESS
 }

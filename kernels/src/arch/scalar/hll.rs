@@ -69,13 +69,13 @@ pub(crate) fn apply_packed(regs: &mut [u8], packed: &[u32]) {
     for &pk in packed {
         // SAFETY: x & mask <= mask = regs.len() - 1 for any x.
         let slot = unsafe { regs.get_unchecked_mut((pk >> 8) as usize & mask) };
-        let r = pk as u8;
-        // Store only on a new maximum: once a sketch holds a few times m
-        // keys almost every rank loses, the branch predicts well, and the
-        // skipped stores free the store port for the next block's hashes.
-        if r > *slot {
-            *slot = r;
-        }
+        // Always store the maximum, with no branch on a new one: while a
+        // sketch holds fewer than a few times m keys, a new maximum is
+        // frequent and unpredictable (32 keys a register: one update in
+        // about ten stores), and the mispredicted branch cost more than the
+        // stores it saved (masked add on Intel, 1 in 2 of 1 Mi rows into a
+        // fresh p = 14 sketch: 1.66 ns a row with the branch, 1.17 without).
+        *slot = (*slot).max(pk as u8);
     }
 }
 
