@@ -29,7 +29,7 @@
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{ArrayRef, ArrowPrimitiveType, PrimitiveArray, UInt32Array};
 use arrow_buffer::ScalarBuffer;
-use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_bench::{Contender, black_box, cli, help, interleave, print_table};
 use keel_kernels::gather::{Column, ColumnMut, gather, gather_frame};
 use std::sync::Arc;
 use std::time::Instant;
@@ -53,8 +53,8 @@ const USAGE: &str = "usage: gather [options]
   --threads LIST       thread counts, comma-separated (default 1,2)
   --huge-pages         columns on transparent huge pages (madvise)";
 
-/// `None` after `--help`.
-fn args() -> Result<Option<Args>, lexopt::Error> {
+/// The command line (`--help` prints the usage and exits).
+fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
     let mut a = Args {
         rows_log2: 27,
@@ -65,7 +65,6 @@ fn args() -> Result<Option<Args>, lexopt::Error> {
         threads: vec![1, 2],
         huge_pages: false,
     };
-    let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
             Long("rows-log2") => a.rows_log2 = p.value()?.parse()?,
@@ -84,10 +83,7 @@ fn args() -> Result<Option<Args>, lexopt::Error> {
                     .collect::<Result<_, _>>()?;
             }
             Long("huge-pages") => a.huge_pages = true,
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(None);
-            }
+            Long("help") | Short('h') => help(USAGE),
             other => return Err(other.unexpected()),
         }
     }
@@ -97,7 +93,7 @@ fn args() -> Result<Option<Args>, lexopt::Error> {
     if a.rows_log2 > 32 || a.frame_rows_log2 > 32 || a.idx_log2 > 34 || a.frame_idx_log2 > 34 {
         return Err("--*-rows-log2 at most 32 (u32 indices), --*-idx-log2 at most 34".into());
     }
-    Ok(Some(a))
+    Ok(a)
 }
 
 /// xorshift64*: the same indices every run.
@@ -513,14 +509,7 @@ fn span_bytes(ix: &[u32]) -> Option<usize> {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = match args() {
-        Ok(Some(a)) => a,
-        Ok(None) => return std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("gather: {e}\n{USAGE}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let a = cli(USAGE, parse);
     HUGE.store(a.huge_pages, std::sync::atomic::Ordering::Relaxed);
     println!(
         "gather: {} Mi u32 indices into a {} MiB i64 column, and sorted into one of {} MiB; {} Mi indices into a frame of 8 columns x {} Mi rows; {} rounds; level {}; huge pages {}",

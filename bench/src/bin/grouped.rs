@@ -17,7 +17,7 @@
 
 use arrow_array::UInt8Array;
 use arrow_array::UInt16Array;
-use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_bench::{Contender, black_box, cli, help, interleave, print_table};
 use keel_kernels::filter::CmpOp;
 use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
 use keel_kernels::hll::HyperLogLog;
@@ -106,56 +106,40 @@ impl Args {
     }
 }
 
-/// The command line, or `Ok(None)` after `--help`.
-fn args() -> Result<Option<Args>, String> {
+/// The command line (`--help` prints the usage and exits).
+fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
     let mut a = Args {
         rounds: 5,
         big_log2: 27,
         only: Vec::new(),
     };
-    let mut p = lexopt::Parser::from_env();
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+    while let Some(arg) = p.next()? {
         match arg {
             Long("rounds") => {
-                a.rounds = p
-                    .value()
-                    .map_err(|e| e.to_string())?
-                    .parse()
-                    .map_err(|e| format!("--rounds: {e}"))?;
+                a.rounds = p.value()?.parse().map_err(|e| format!("--rounds: {e}"))?;
                 if a.rounds == 0 {
                     return Err("--rounds must be at least 1".into());
                 }
             }
             Long("big-log2") => {
-                a.big_log2 = p
-                    .value()
-                    .map_err(|e| e.to_string())?
-                    .parse()
-                    .map_err(|e| format!("--big-log2: {e}"))?;
+                a.big_log2 = p.value()?.parse().map_err(|e| format!("--big-log2: {e}"))?;
                 if !(20..=31).contains(&a.big_log2) {
-                    return Err(format!("--big-log2 {} is outside 20..=31", a.big_log2));
+                    return Err(format!("--big-log2 {} is outside 20..=31", a.big_log2).into());
                 }
             }
             Long("only") => {
-                let v: String = p
-                    .value()
-                    .map_err(|e| e.to_string())?
-                    .string()
-                    .map_err(|e| e.to_string())?;
+                let v: String = p.value()?.string()?;
                 a.only = v.split(',').map(str::to_owned).collect();
                 if let Some(bad) = a.only.iter().find(|s| !SECTIONS.contains(&s.as_str())) {
-                    return Err(format!("--only: unknown section {bad:?}"));
+                    return Err(format!("--only: unknown section {bad:?}").into());
                 }
             }
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(None);
-            }
-            other => return Err(other.unexpected().to_string()),
+            Long("help") | Short('h') => help(USAGE),
+            other => return Err(other.unexpected()),
         }
     }
-    Ok(Some(a))
+    Ok(a)
 }
 
 fn compare_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
@@ -373,14 +357,7 @@ fn size(n: usize) -> String {
 }
 
 fn main() -> std::process::ExitCode {
-    let a = match args() {
-        Ok(Some(a)) => a,
-        Ok(None) => return std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("grouped: {e}\n{USAGE}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
+    let a = cli(USAGE, parse);
     println!(
         "keel-kernels engine bench: level {} (detected {}), rounds {}",
         cpu::level(),

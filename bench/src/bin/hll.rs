@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cardinality_estimator::CardinalityEstimator;
-use keel_bench::{Contender, interleave, print_table};
+use keel_bench::{Contender, cli, help, interleave, print_table};
 use keel_kernels::hll::HyperLogLog;
 use keel_kernels::partition::Radix;
 use keel_kernels::{Kernels, cpu::Level};
@@ -30,33 +30,22 @@ fn ns_per_key(n: usize, f: impl FnOnce()) -> f64 {
 const USAGE: &str = "usage: hll [--quick]\n  \
      --quick    1 Mi keys and 3 rounds (default 16 Mi keys, 11 rounds)";
 
-/// Whether `--quick` was given, or `Ok(None)` after `--help`.
-fn args() -> Result<Option<bool>, String> {
+/// Whether `--quick` was given (`--help` prints the usage and exits).
+fn parse(p: &mut lexopt::Parser) -> Result<bool, lexopt::Error> {
     use lexopt::prelude::*;
     let mut quick = false;
-    let mut p = lexopt::Parser::from_env();
-    while let Some(arg) = p.next().map_err(|e| e.to_string())? {
+    while let Some(arg) = p.next()? {
         match arg {
             Long("quick") => quick = true,
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(None);
-            }
-            other => return Err(other.unexpected().to_string()),
+            Long("help") | Short('h') => help(USAGE),
+            other => return Err(other.unexpected()),
         }
     }
-    Ok(Some(quick))
+    Ok(quick)
 }
 
 fn main() -> std::process::ExitCode {
-    let quick = match args() {
-        Ok(Some(q)) => q,
-        Ok(None) => return std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("hll: {e}\n{USAGE}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
+    let quick = cli(USAGE, parse);
     let rounds = if quick { 3 } else { 11 };
     let n: usize = if quick { 1 << 20 } else { 1 << 24 };
     let keys: Vec<u64> = (0..n as u64)

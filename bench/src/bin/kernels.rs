@@ -16,7 +16,7 @@
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
-use keel_bench::{Contender, black_box, interleave, print_table};
+use keel_bench::{Contender, black_box, cli, help, interleave, print_table};
 use keel_kernels::filter::{CmpOp, Predicate};
 use keel_kernels::{Element, Kernels, cpu};
 use std::time::Instant;
@@ -32,24 +32,20 @@ const USAGE: &str = "usage: kernels [--max-log2 N] [--rounds N] [--only KERNEL]
   --rounds N     interleaved rounds (default 5)
   --only KERNEL  one kernel (sum, min, max, lt, ...)";
 
-/// `None` after `--help`.
-fn args() -> Result<Option<Args>, lexopt::Error> {
+/// The command line (`--help` prints the usage and exits).
+fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
     let mut a = Args {
         max_log2: 27,
         rounds: 5,
         only: None,
     };
-    let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
             Long("max-log2") => a.max_log2 = p.value()?.parse()?,
             Long("rounds") => a.rounds = p.value()?.parse()?,
             Long("only") => a.only = Some(p.value()?.string()?),
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(None);
-            }
+            Long("help") | Short('h') => help(USAGE),
             other => return Err(other.unexpected()),
         }
     }
@@ -59,7 +55,7 @@ fn args() -> Result<Option<Args>, lexopt::Error> {
     if a.max_log2 < 12 {
         return Err("--max-log2 must be at least 12 (the smallest size)".into());
     }
-    Ok(Some(a))
+    Ok(a)
 }
 
 /// The plain loops: what a user writes. Each is `#[inline(always)]` so the
@@ -631,14 +627,7 @@ unsafe fn count256(b: &[u64]) -> usize {
 }
 
 fn main() -> std::process::ExitCode {
-    let args = match args() {
-        Ok(Some(a)) => a,
-        Ok(None) => return std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("kernels: {e}\n{USAGE}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    let args = cli(USAGE, parse);
     let sizes: Vec<usize> = [12u32, 16, 20, 24, 27]
         .into_iter()
         .filter(|&l| l <= args.max_log2)

@@ -21,7 +21,7 @@
 
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
-use keel_bench::{Contender, black_box, median, print_table};
+use keel_bench::{Contender, black_box, cli, help, median, print_table};
 use keel_kernels::{Element, Kernels, cpu};
 use std::arch::x86_64::*;
 use std::time::Instant;
@@ -289,31 +289,27 @@ struct Args {
     off: usize,
 }
 
-/// `None` after `--help`.
-fn args() -> Result<Option<Args>, lexopt::Error> {
+/// The command line (`--help` prints the usage and exits).
+fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
     use lexopt::prelude::*;
     let mut a = Args {
         rounds: 5,
         max_log2: 27,
         off: 0,
     };
-    let mut p = lexopt::Parser::from_env();
     while let Some(arg) = p.next()? {
         match arg {
             Long("rounds") => a.rounds = p.value()?.parse()?,
             Long("max-log2") => a.max_log2 = p.value()?.parse()?,
             Long("offset-rows") => a.off = p.value()?.parse()?,
-            Long("help") | Short('h') => {
-                println!("{USAGE}");
-                return Ok(None);
-            }
+            Long("help") | Short('h') => help(USAGE),
             other => return Err(other.unexpected()),
         }
     }
     if a.rounds == 0 {
         return Err("--rounds must be at least 1".into());
     }
-    Ok(Some(a))
+    Ok(a)
 }
 
 fn main() -> std::process::ExitCode {
@@ -321,14 +317,7 @@ fn main() -> std::process::ExitCode {
         rounds,
         max_log2,
         off,
-    } = match args() {
-        Ok(Some(a)) => a,
-        Ok(None) => return std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sums: {e}\n{USAGE}");
-            return std::process::ExitCode::from(2);
-        }
-    };
+    } = cli(USAGE, parse);
     assert_eq!(
         cpu::detected(),
         cpu::Level::Avx512,
