@@ -615,11 +615,9 @@ mod tests {
                     p = alloc_after_fast(48, 16, false);
                 }
                 if is_due {
-                    assert_eq!(
-                        l().ticks,
-                        l().tick_mask + 1,
-                        "the check starts the next count"
-                    );
+                    // One read at a time: each `l()` is a fresh `&mut`.
+                    let (ticks, mask) = (l().ticks, l().tick_mask);
+                    assert_eq!(ticks, mask + 1, "the check starts the next count");
                     l().tick_mask = 3;
                     l().ticks = 4;
                 }
