@@ -321,7 +321,8 @@ impl HeapCore {
             let soff = (p.addr() & (SLAB - 1)) as u32;
             if soff.wrapping_mul((*r).magics[slot]) >= (*m).limit {
                 if REPORT {
-                    return Ok(off_path_reporting(self, p, m, OffPath::NotSmall));
+                    off_path_reporting(self, p, m, OffPath::NotSmall);
+                    return Ok(());
                 }
                 if (*m).class1 == 0 {
                     return self.free_medium_in::<REPORT>(p);
@@ -339,7 +340,8 @@ impl HeapCore {
             };
             if suspect {
                 if REPORT {
-                    return Ok(off_path_reporting(self, p, m, OffPath::Suspect));
+                    off_path_reporting(self, p, m, OffPath::Suspect);
+                    return Ok(());
                 }
                 return self.free_suspect::<REPORT>(p, m);
             }
@@ -397,7 +399,8 @@ impl HeapCore {
             let used = (*m).used;
             if used < self.local().free_check_below {
                 if REPORT {
-                    return Ok(off_path_reporting(self, p, m, OffPath::PushSlow));
+                    off_path_reporting(self, p, m, OffPath::PushSlow);
+                    return Ok(());
                 }
                 return self.push_slow::<REPORT>(p, m);
             }
