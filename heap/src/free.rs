@@ -39,6 +39,63 @@ impl crate::heap::Local {
     }
 }
 
+/// Which off-path call [`off_path_reporting`] makes.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum OffPath {
+    /// The interior test failed: a medium block, or an interior free.
+    NotSmall,
+    /// The free list's head: perhaps an immediate double free.
+    Suspect,
+    /// The slab's last live block, none, or the checker on.
+    PushSlow,
+}
+
+/// Every call off the reporting free path (`free_local_in::<true, _>`,
+/// the path of `raw::free_or_else`) is this one: `extern "C"`, so it cannot
+/// unwind (a panic in it aborts here). A caller that itself must not unwind
+/// (the C and C++ `free` symbols) then needs no abort guard around the
+/// call, and makes it as a tail call with no stack frame of its own.
+///
+/// # Safety
+/// As `free_local_in`: owner only, `p` in one of our regions, `m` its
+/// slot's metadata, and the tests that chose `what` passed as described.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn off_path_reporting(h: &HeapCore, p: *mut u8, m: *mut SlabMeta, what: OffPath) {
+    // SAFETY: forwarded; with `REPORT` each reports a bad pointer itself,
+    // so the results are `Ok`.
+    unsafe {
+        let _ = match what {
+            OffPath::NotSmall => {
+                if (*m).class1 == 0 {
+                    h.free_medium_in::<true>(p)
+                } else {
+                    HeapCore::bad_free::<true>(Bad::interior(p))
+                }
+            }
+            OffPath::Suspect => h.free_suspect::<true>(p, m),
+            OffPath::PushSlow => h.push_slow::<true>(p, m),
+        };
+    }
+}
+
+/// Puts slab `m`, full until the free just made, back at the end of its
+/// class's bin. `extern "C"` (cannot unwind) for the reason given on
+/// [`off_path_reporting`].
+///
+/// # Safety
+/// Owner only; `m` is a slab of ours of a small class, on no bin.
+#[cold]
+#[inline(never)]
+unsafe extern "C" fn rebin(h: &HeapCore, m: *mut SlabMeta) {
+    // SAFETY: owner-only state; `m` is our slab and on no bin.
+    unsafe {
+        let l = h.local();
+        slab::push_back(&mut l.bins[((*m).class1 - 1) as usize % CLASSES], m);
+    }
+}
+
 impl HeapCore {
     /// Frees `p`, a pointer from any heap. Blocks of another heap go to that
     /// heap's foreign list; direct maps go to the pool.
@@ -263,6 +320,10 @@ impl HeapCore {
             // limit 0 (`slab::clear`), so its blocks (medium ones) fail it.
             let soff = (p.addr() & (SLAB - 1)) as u32;
             if soff.wrapping_mul((*r).magics[slot]) >= (*m).limit {
+                if REPORT {
+                    off_path_reporting(self, p, m, OffPath::NotSmall);
+                    return Ok(());
+                }
                 if (*m).class1 == 0 {
                     return self.free_medium_in::<REPORT>(p);
                 }
@@ -278,6 +339,10 @@ impl HeapCore {
                 ptr::eq(p, head)
             };
             if suspect {
+                if REPORT {
+                    off_path_reporting(self, p, m, OffPath::Suspect);
+                    return Ok(());
+                }
                 return self.free_suspect::<REPORT>(p, m);
             }
             key_slot(p).write(l.free_key);
@@ -333,6 +398,10 @@ impl HeapCore {
         unsafe {
             let used = (*m).used;
             if used < self.local().free_check_below {
+                if REPORT {
+                    off_path_reporting(self, p, m, OffPath::PushSlow);
+                    return Ok(());
+                }
                 return self.push_slow::<REPORT>(p, m);
             }
             self.link_small(p, m, head, used);
@@ -402,11 +471,12 @@ impl HeapCore {
             p.cast::<*mut u8>().write(head);
             (*m).free = p;
             (*m).used = used - 1;
-            let class1 = (*m).class1;
+            l.counters.freed += class1_size((*m).class1) as u64;
+            // Last, so the re-bin (a slab that was full: rare in churn) is
+            // a tail call off the path.
             if !(*m).in_bin() {
-                slab::push_back(&mut l.bins[(class1 - 1) as usize % CLASSES], m);
+                rebin(self, m);
             }
-            l.counters.freed += class1_size(class1) as u64;
         }
     }
 

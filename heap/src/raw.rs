@@ -332,12 +332,18 @@ pub unsafe fn free_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
 
 /// [`free_or_else`] for anything but this thread's own region blocks. It
 /// reads the chunk map again rather than take the entry, so the fast path
-/// keeps nothing live for it.
+/// keeps nothing live for it. `extern "C"`, so it cannot unwind (a panic
+/// in it aborts here): a caller that must not unwind itself (the C `free`
+/// symbol) then makes the call as a tail call, with no abort guard around
+/// it and no stack frame.
 ///
 /// # Safety
 /// As [`free_or_else`].
 #[inline(never)]
-unsafe fn free_other_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
+// A Rust-to-Rust call: `extern "C"` is for the unwinding rule only, so the
+// Rust-ABI function pointer is fine here.
+#[allow(improper_ctypes_definitions)]
+unsafe extern "C" fn free_other_or_else(ptr: *mut u8, not_ours: unsafe fn(*mut u8)) {
     let kind = crate::chunk_map::chunk_kind(ptr.addr());
     if kind == crate::chunk_map::CHUNK_NONE {
         // SAFETY: forwarded contract.

@@ -36,15 +36,27 @@ fn naive<T: Gen>(v: &[T], p: Predicate<T>) -> Vec<u64> {
     w
 }
 
+/// Longer columns, at a few offsets: the leaves take eight full 64-row
+/// blocks a step, so these reach that loop, its end at 512 rows, and the
+/// block loop after it.
+fn long_lens() -> Vec<usize> {
+    if cfg!(miri) {
+        vec![577]
+    } else {
+        vec![511, 512, 513, 575, 1024, LONG_MAX]
+    }
+}
+const LONG_MAX: usize = 1089;
+
 fn check_type<T: Gen>(seed: u64) {
     let s = Kernels::scalar();
     let levels = simd_levels();
     let mut r = Rng(seed);
     for (pi, &p) in PATTERNS.iter().enumerate() {
-        let buf: Vec<T> = column(p, MAX_LEN + MAX_OFF + 1, seed ^ pi as u64);
-        for len in lens() {
+        let buf: Vec<T> = column(p, LONG_MAX + MAX_OFF + 1, seed ^ pi as u64);
+        for len in lens().into_iter().chain(long_lens()) {
             let words = len.div_ceil(64);
-            let offs: Vec<usize> = if matches!(p, Pattern::Edges) {
+            let offs: Vec<usize> = if matches!(p, Pattern::Edges) && len <= MAX_LEN {
                 (0..=MAX_OFF).collect()
             } else {
                 FEW_OFFSETS.into_iter().filter(|&o| o <= MAX_OFF).collect()

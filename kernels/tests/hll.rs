@@ -328,6 +328,11 @@ fn masked_add_equals_add_of_the_counted_keys() {
         let sparse: Vec<u64> = (0..=n.div_ceil(64))
             .map(|_| r.next() & r.next() & r.next() & r.next())
             .collect();
+        // Runs of zero words and words of one bit, the last words zero:
+        // batches that end on a skipped word and a flush past the last one.
+        let lone: Vec<u64> = (0..=n.div_ceil(64))
+            .map(|b| if b % 3 == 1 { 1 << (b * 7 % 64) } else { 0 })
+            .collect();
         let bit = |w: &[u64], i: usize| w[i / 64] >> (i % 64) & 1 == 1;
         let rows: Vec<u32> = (0..n as u32).rev().filter(|_| r.below(2) == 0).collect();
         let masks = [
@@ -345,6 +350,10 @@ fn masked_add_equals_add_of_the_counted_keys() {
             (
                 Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&sparse, 3))),
                 (0..n).filter(|&i| bit(&sparse, i + 3)).collect(),
+            ),
+            (
+                Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&lone, 5))),
+                (0..n).filter(|&i| bit(&lone, i + 5)).collect(),
             ),
             (
                 Mask::ALL.select(Selection::Rows(&rows)),

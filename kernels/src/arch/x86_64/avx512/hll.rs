@@ -215,17 +215,25 @@ pub(crate) unsafe fn add_u64_masked(
     let mut fill = 0;
     // The batch's first row: positions are offsets from it.
     let mut first = 0;
-    for b in 0..n.div_ceil(64) {
-        let rows = n - b * 64;
-        let lim = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
-        let w = m.word(b) & lim;
-        if w == 0 {
+    let words = n.div_ceil(64);
+    // One pass past the last word flushes what is left, so the batch is
+    // flushed at one place.
+    for b in 0..=words {
+        let end = b == words;
+        let w = if end {
+            0
+        } else {
+            let rows = n - b * 64;
+            let lim = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
+            m.word(b) & lim
+        };
+        if w == 0 && !end {
             continue;
         }
-        if fill > 0 && b * 64 - first > MASKED_SPAN - 64 {
+        if fill > 0 && (end || fill >= MASKED_FLUSH || b * 64 - first > MASKED_SPAN - 64) {
             // SAFETY: every position below `fill` is a counted row of this
             // batch, below n, offset from `first`; the buffers' lengths are
-            // multiples of 8 and fill < MASKED_FLUSH <= pos.len().
+            // multiples of 8 and fill <= MASKED_FLUSH + 63 < pos.len().
             unsafe {
                 flush_positions(
                     regs,
@@ -238,6 +246,9 @@ pub(crate) unsafe fn add_u64_masked(
                 )
             };
             fill = 0;
+        }
+        if end {
+            break;
         }
         if fill == 0 {
             first = b * 64;
@@ -246,10 +257,11 @@ pub(crate) unsafe fn add_u64_masked(
         // mispredict often, and an empty quarter's store counts nothing.
         for q in 0..4 {
             let k = (w >> (16 * q)) as u16;
-            // SAFETY: a batch starts with fill < MASKED_FLUSH (flushed at
-            // >=) and each quarter adds at most 16, so this 16-lane store
-            // ends below MASKED_FLUSH + 64 <= pos.len(). The offsets are
-            // below MASKED_SPAN <= 2^30. AVX-512 is enabled.
+            // SAFETY: a batch takes words while fill < MASKED_FLUSH
+            // (flushed at >= before the next word) and each quarter adds at
+            // most 16, so this 16-lane store ends below MASKED_FLUSH + 64 <=
+            // pos.len(). The offsets are below MASKED_SPAN <= 2^30. AVX-512
+            // is enabled.
             unsafe {
                 let off = _mm512_set1_epi32((b * 64 - first + 16 * q) as i32);
                 let v = compress16(k, _mm512_add_epi32(lanes, off));
@@ -257,36 +269,6 @@ pub(crate) unsafe fn add_u64_masked(
             }
             fill += k.count_ones() as usize;
         }
-        if fill >= MASKED_FLUSH {
-            // SAFETY: as the span flush above; fill <= MASKED_FLUSH + 63 <
-            // pos.len().
-            unsafe {
-                flush_positions(
-                    regs,
-                    p,
-                    (mx, s),
-                    keys.as_ptr().add(first),
-                    &pos,
-                    fill,
-                    &mut packed,
-                )
-            };
-            fill = 0;
-        }
-    }
-    if fill > 0 {
-        // SAFETY: as above.
-        unsafe {
-            flush_positions(
-                regs,
-                p,
-                (mx, s),
-                keys.as_ptr().add(first),
-                &pos,
-                fill,
-                &mut packed,
-            )
-        };
     }
 }
 
