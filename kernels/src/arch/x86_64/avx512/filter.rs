@@ -1,7 +1,8 @@
 //! AVX-512 filters: 64 rows per output word; each vector's comparison is a
-//! mask register, so 8 (or 4) of them are the output word. The partial last
-//! block masks its loads and compares to the rows that exist; full blocks
-//! use constant all-ones masks, which compile to plain loads and compares.
+//! mask register, so 8 (or 4) of them are the output word. Eight full
+//! blocks a step use constant all-ones masks, which compile to plain loads
+//! and compares; the blocks left mask their loads and compares to the rows
+//! that exist.
 
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::filter::{EQ, GE, GT, LE, LT, NE, WRITE, sink};
@@ -157,9 +158,9 @@ macro_rules! filter_leaf {
                 let a = $set1(c1 as _);
                 let b = $set1(c2 as _);
                 // Eight full blocks a step: eight words' loads in flight
-                // and one branch per 512 rows, where the block loop below
-                // pays its mask test and sink per 64 rows (for u8 that was
-                // one load per iteration, under the read pass from DRAM).
+                // and one loop branch per 512 rows (a block a step, u8 read
+                // one vector an iteration and ran well under the read pass
+                // from DRAM).
                 let full = n / 64;
                 let mut first = 0;
                 while first + 8 <= full {
@@ -191,35 +192,20 @@ macro_rules! filter_leaf {
                 for blk in first..n.div_ceil(64) {
                     let lim = rows_mask(n, blk);
                     let base = v.as_ptr().wrapping_add(blk * 64);
-                    let w = if lim == !0 {
-                        // Constant masks: plain loads and compares, no mask
-                        // register to fill per vector.
-                        filter_word!(
-                            OP,
-                            L,
-                            $mt,
-                            |j| !0,
-                            base,
-                            $loadz,
-                            $cmp,
-                            a,
-                            b,
-                            [$eq, $ne, $lt, $le, $gt, $ge]
-                        )
-                    } else {
-                        filter_word!(
-                            OP,
-                            L,
-                            $mt,
-                            |j| (lim >> (L * j)) as $mt,
-                            base,
-                            $loadz,
-                            $cmp,
-                            a,
-                            b,
-                            [$eq, $ne, $lt, $le, $gt, $ge]
-                        )
-                    };
+                    // The blocks left (fewer than eight, the last maybe
+                    // partial): each load masked to the rows that exist.
+                    let w = filter_word!(
+                        OP,
+                        L,
+                        $mt,
+                        |j| (lim >> (L * j)) as $mt,
+                        base,
+                        $loadz,
+                        $cmp,
+                        a,
+                        b,
+                        [$eq, $ne, $lt, $le, $gt, $ge]
+                    );
                     if stream {
                         stream_word(out, blk, w);
                     } else {
