@@ -145,6 +145,13 @@ fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
 /// until a slow path or the constructor applies the options.
 #[inline(always)]
 pub fn alloc_fast(size: usize, align: usize) -> *mut u8 {
+    // The size test `raw::alloc_fast` makes anyway, first and marked cold:
+    // LLVM then keeps it and the null-heap test as two predicted branches
+    // instead of two `setcc`s, an `or` and one branch (two instructions).
+    if size > keel_heap::SMALL_MAX {
+        core::hint::cold_path();
+        return core::ptr::null_mut();
+    }
     raw::alloc_fast(size, align)
 }
 
