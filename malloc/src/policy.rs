@@ -149,11 +149,17 @@ pub fn alloc_fast(size: usize, align: usize) -> *mut u8 {
     // LLVM then keeps it and the null-heap test as two predicted branches
     // instead of two `setcc`s, an `or` and one branch (two instructions).
     if size > keel_heap::SMALL_MAX {
-        core::hint::cold_path();
+        cold_path();
         return core::ptr::null_mut();
     }
     raw::alloc_fast(size, align)
 }
+
+/// A call marks its path unlikely: `core::hint::cold_path` (Rust 1.95)
+/// within this crate's older minimum Rust version.
+#[cold]
+#[inline(always)]
+fn cold_path() {}
 
 /// Everything [`alloc_fast`] does not serve, after it returned null (or
 /// in its place): start-up, zeroing, refills, large sizes, failures.
