@@ -12,6 +12,12 @@ use crate::size_class::{class_excess, class_for, class_size};
 use crate::{free::key_slot, slab};
 use core::ptr;
 
+/// A call marks its path unlikely: `core::hint::cold_path` (Rust 1.95)
+/// within this crate's older minimum Rust version.
+#[cold]
+#[inline(always)]
+fn cold_path() {}
+
 /// The buddy order holding `need` bytes (`need <= MEDIUM_MAX`).
 #[inline]
 fn order_for(need: usize) -> u8 {
@@ -64,6 +70,10 @@ impl HeapCore {
         unsafe {
             let s = self.local().bins[c];
             if self.tick() || s.is_null() {
+                // Cold, so LLVM keeps the two tests as two predicted
+                // branches rather than merge them with two `setcc`s and an
+                // `or` (two instructions more).
+                cold_path();
                 return ptr::null_mut();
             }
             // SAFETY: `s` is the first slab of class `c`'s bin; no zeroing,

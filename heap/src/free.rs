@@ -39,7 +39,8 @@ impl crate::heap::Local {
     }
 }
 
-/// Which off-path call [`off_path_reporting`] makes.
+/// Which way a free leaves `free_local_in`'s common path (see
+/// [`HeapCore::off_path`]).
 #[derive(Clone, Copy)]
 #[repr(u8)]
 enum OffPath {
@@ -51,46 +52,55 @@ enum OffPath {
     PushSlow,
 }
 
+/// The slab metadata of the slot holding `p` (no check that it is a slab),
+/// as `&raw mut (*Region::of(p)).slabs[slot]` but summed in this order
+/// (the slot's offset into the array first, the array's offset last), so
+/// the compiler folds the array's and each field's offset into the loads'
+/// and stores' displacements instead of computing the pointer (two
+/// instructions, `lea` and `add`). The off-path calls take `p` alone and
+/// find the metadata again here, so the common path passes no pointer on.
+#[inline(always)]
+fn meta_of(p: *mut u8) -> *mut SlabMeta {
+    let r = Region::of(p);
+    let slot = (p.addr() & (REGION - 1)) / SLAB;
+    // SAFETY-free: address arithmetic inside the region's header.
+    r.cast::<u8>()
+        .wrapping_add(slot * core::mem::size_of::<SlabMeta>())
+        .wrapping_add(core::mem::offset_of!(Region, slabs))
+        .cast()
+}
+
 /// Every call off the reporting free path (`free_local_in::<true, _>`,
 /// the path of `raw::free_or_else`) is this one: `extern "C"`, so it cannot
 /// unwind (a panic in it aborts here). A caller that itself must not unwind
 /// (the C and C++ `free` symbols) then needs no abort guard around the
-/// call, and makes it as a tail call with no stack frame of its own.
+/// call, and makes it as a tail call with no stack frame of its own. The
+/// block comes first, in the register the caller received it in, so
+/// neither the path nor its calls copy it.
 ///
 /// # Safety
-/// As `free_local_in`: owner only, `p` in one of our regions, `m` its
-/// slot's metadata, and the tests that chose `what` passed as described.
+/// As `free_local_in`: owner only, `p` in one of our regions, and the tests
+/// that chose `what` passed as described on [`HeapCore::off_path`].
 #[cold]
 #[inline(never)]
-unsafe extern "C" fn off_path_reporting(h: &HeapCore, p: *mut u8, m: *mut SlabMeta, what: OffPath) {
+unsafe extern "C" fn off_path_reporting(p: *mut u8, h: &HeapCore, what: OffPath) {
     // SAFETY: forwarded; with `REPORT` each reports a bad pointer itself,
-    // so the results are `Ok`.
-    unsafe {
-        let _ = match what {
-            OffPath::NotSmall => {
-                if (*m).class1 == 0 {
-                    h.free_medium_in::<true>(p)
-                } else {
-                    HeapCore::bad_free::<true>(Bad::interior(p))
-                }
-            }
-            OffPath::Suspect => h.free_suspect::<true>(p, m),
-            OffPath::PushSlow => h.push_slow::<true>(p, m),
-        };
-    }
+    // so the result is `Ok`.
+    let _ = unsafe { h.off_path::<true>(p, meta_of(p), what) };
 }
 
-/// Puts slab `m`, full until the free just made, back at the end of its
-/// class's bin. `extern "C"` (cannot unwind) for the reason given on
-/// [`off_path_reporting`].
+/// Puts the slab holding `p`, full until `p` was freed into it, back at the
+/// end of its class's bin. `extern "C"` (cannot unwind) for the reason
+/// given on [`off_path_reporting`].
 ///
 /// # Safety
-/// Owner only; `m` is a slab of ours of a small class, on no bin.
+/// Owner only; `p` is in a slab of ours of a small class, on no bin.
 #[cold]
 #[inline(never)]
-unsafe extern "C" fn rebin(h: &HeapCore, m: *mut SlabMeta) {
-    // SAFETY: owner-only state; `m` is our slab and on no bin.
+unsafe extern "C" fn rebin(p: *mut u8, h: &HeapCore) {
+    // SAFETY: owner-only state; the slab is ours and on no bin.
     unsafe {
+        let m = meta_of(p);
         let l = h.local();
         slab::push_back(&mut l.bins[((*m).class1 - 1) as usize % CLASSES], m);
     }
@@ -315,19 +325,12 @@ impl HeapCore {
         unsafe {
             let r = Region::of(p);
             let slot = (p.addr() & (REGION - 1)) / SLAB;
-            let m: *mut SlabMeta = &raw mut (*r).slabs[slot];
+            let m = meta_of(p);
             // One compare for both: a slot that is no slab has magic 0 and
             // limit 0 (`slab::clear`), so its blocks (medium ones) fail it.
             let soff = (p.addr() & (SLAB - 1)) as u32;
             if soff.wrapping_mul((*r).magics[slot]) >= (*m).limit {
-                if REPORT {
-                    off_path_reporting(self, p, m, OffPath::NotSmall);
-                    return Ok(());
-                }
-                if (*m).class1 == 0 {
-                    return self.free_medium_in::<REPORT>(p);
-                }
-                return Self::bad_free::<REPORT>(Bad::interior(p));
+                return self.leave::<REPORT>(p, m, OffPath::NotSmall);
             }
             let l = self.local();
             let head = (*m).free;
@@ -339,14 +342,62 @@ impl HeapCore {
                 ptr::eq(p, head)
             };
             if suspect {
-                if REPORT {
-                    off_path_reporting(self, p, m, OffPath::Suspect);
-                    return Ok(());
-                }
-                return self.free_suspect::<REPORT>(p, m);
+                return self.leave::<REPORT>(p, m, OffPath::Suspect);
             }
             key_slot(p).write(l.free_key);
             self.push_small::<REPORT>(p, m, head)
+        }
+    }
+
+    /// Leaves `free_local_in`'s common path `what` way: with `REPORT` by a
+    /// tail call of [`off_path_reporting`] (which finds `m` again from `p`),
+    /// else by [`off_path`](Self::off_path) inline.
+    ///
+    /// # Safety
+    /// As [`off_path`](Self::off_path).
+    #[inline(always)]
+    unsafe fn leave<const REPORT: bool>(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        what: OffPath,
+    ) -> Result<(), Bad> {
+        if REPORT {
+            // SAFETY: forwarded.
+            unsafe { off_path_reporting(p, self, what) };
+            return Ok(());
+        }
+        // SAFETY: forwarded.
+        unsafe { self.off_path::<false>(p, m, what) }
+    }
+
+    /// The rest of a free that left `free_local_in`'s common path:
+    /// `NotSmall` (the interior test failed) frees a medium block (the slot
+    /// is no slab) or refuses an interior pointer; `Suspect` (the free
+    /// list's head, or with `LOOK` a block that looks free) looks the block
+    /// up first; `PushSlow` (the slab has fewer live blocks than the heap's
+    /// `free_check_below`) takes the checked push.
+    ///
+    /// # Safety
+    /// Owner only; `p` is in one of our regions and `m == meta_of(p)`; for
+    /// `Suspect` and `PushSlow` the interior test passed, and for
+    /// `PushSlow` the block is marked free. With `REPORT`, a bad pointer is
+    /// reported here (ending the process) and the result is always `Ok`.
+    #[inline(always)]
+    unsafe fn off_path<const REPORT: bool>(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        what: OffPath,
+    ) -> Result<(), Bad> {
+        // SAFETY: forwarded.
+        unsafe {
+            match what {
+                OffPath::NotSmall if (*m).class1 == 0 => self.free_medium_in::<REPORT>(p),
+                OffPath::NotSmall => Self::bad_free::<REPORT>(Bad::interior(p)),
+                OffPath::Suspect => self.free_suspect::<REPORT>(p, m),
+                OffPath::PushSlow => self.push_slow::<REPORT>(p, m),
+            }
         }
     }
 
@@ -398,11 +449,7 @@ impl HeapCore {
         unsafe {
             let used = (*m).used;
             if used < self.local().free_check_below {
-                if REPORT {
-                    off_path_reporting(self, p, m, OffPath::PushSlow);
-                    return Ok(());
-                }
-                return self.push_slow::<REPORT>(p, m);
+                return self.leave::<REPORT>(p, m, OffPath::PushSlow);
             }
             self.link_small(p, m, head, used);
             Ok(())
@@ -475,7 +522,7 @@ impl HeapCore {
             // Last, so the re-bin (a slab that was full: rare in churn) is
             // a tail call off the path.
             if !(*m).in_bin() {
-                rebin(self, m);
+                rebin(p, self);
             }
         }
     }

@@ -413,6 +413,35 @@ fn pages_of_a_direct_map_before_its_data_are_interior_pointers() {
     }
 }
 
+/// The chunk map covers the 47-bit user address space; a pointer at its
+/// last chunk or past it (the top of the user half, the first address
+/// above it, non-canonical and kernel-half addresses) is none of ours,
+/// read without touching it. The range test is one compare of the chunk
+/// index: a bound off by one reads past the map.
+#[test]
+fn pointers_at_and_past_the_chunk_maps_end_are_not_ours() {
+    let h = Heap::new().unwrap();
+    let top = 1usize << 47;
+    for addr in [
+        top - 8,
+        top - REGION,
+        top,
+        top + REGION,
+        1 << 48,
+        0xffff_8000_0000_0000,
+        usize::MAX & !7,
+    ] {
+        let p = core::ptr::without_provenance_mut::<u8>(addr);
+        assert!(!raw::owns(p), "{addr:#x}");
+        // SAFETY: none of these is keel-heap's, so none is touched.
+        unsafe {
+            assert_eq!(keel_heap::usable_size(p), 0, "{addr:#x}");
+            assert!(!raw::free_if_owned(p), "{addr:#x}");
+            assert_eq!(h.check_free(p), Err(BadPointer::Foreign(addr)), "{addr:#x}");
+        }
+    }
+}
+
 #[test]
 fn raw_free_of_null_is_a_no_op() {
     // SAFETY: null is allowed.

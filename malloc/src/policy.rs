@@ -145,8 +145,21 @@ fn alloc_with(size: usize, align: usize, zeroed: bool) -> *mut u8 {
 /// until a slow path or the constructor applies the options.
 #[inline(always)]
 pub fn alloc_fast(size: usize, align: usize) -> *mut u8 {
+    // The size test `raw::alloc_fast` makes anyway, first and marked cold:
+    // LLVM then keeps it and the null-heap test as two predicted branches
+    // instead of two `setcc`s, an `or` and one branch (two instructions).
+    if size > keel_heap::SMALL_MAX {
+        cold_path();
+        return core::ptr::null_mut();
+    }
     raw::alloc_fast(size, align)
 }
+
+/// A call marks its path unlikely: `core::hint::cold_path` (Rust 1.95)
+/// within this crate's older minimum Rust version.
+#[cold]
+#[inline(always)]
+fn cold_path() {}
 
 /// Everything [`alloc_fast`] does not serve, after it returned null (or
 /// in its place): start-up, zeroing, refills, large sizes, failures.
