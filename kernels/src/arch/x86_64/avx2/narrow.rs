@@ -1,5 +1,6 @@
 //! AVX2 leaves for 8- and 16-bit columns: filters, sums, min and max. Rows
-//! go in blocks of 64 (one mask word), as in `agg.rs` and `filter.rs`; the
+//! go in blocks of 64 (one mask word), as in `agg.rs` and `filter.rs` (the
+//! filters' full blocks through `filter.rs`'s `blocks`, eight a step); the
 //! tail (< 64 rows) runs the scalar twin.
 //!
 //! * Filters compare with `vpcmpeq{b,w}`/`vpcmpgt{b,w}` (unsigned types
@@ -14,11 +15,10 @@
 //!   flushed into 64 bits every `FLUSH_BLOCKS` blocks.
 //! * Min and max: `vpmin*`/`vpmax*`; null lanes take the identity first.
 
+use super::filter::blocks;
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::agg as scalar_agg;
-use crate::arch::scalar::filter::{
-    self as scalar, BETWEEN, EQ, GE, GT, LE, LT, NE, sink, tail_out,
-};
+use crate::arch::scalar::filter::{self as scalar, BETWEEN, EQ, GE, GT, LE, LT, NE, tail_out};
 use core::arch::x86_64::*;
 
 /// Mask bits `w & 0xFFFF_FFFF` as 32 byte lanes (all ones = set): each byte
@@ -115,14 +115,19 @@ macro_rules! filter_leaf {
             m: RowMask<'_>,
         ) -> usize {
             let full = v.len() / 64;
-            let mut n = 0;
-            // SAFETY: loads read rows inside block `blk < full`; out has a
-            // word per block (caller contract); AVX2 is enabled.
-            unsafe {
+            // SAFETY: AVX2 is enabled.
+            let (flip, $a, $b) = unsafe {
                 let flip = $flip;
-                let $a = _mm256_xor_si256(splat(c1), flip);
-                let $b = _mm256_xor_si256(splat(c2), flip);
-                for blk in 0..full {
+                (
+                    flip,
+                    _mm256_xor_si256(splat(c1), flip),
+                    _mm256_xor_si256(splat(c2), flip),
+                )
+            };
+            let n = blocks::<SINK>(full, out, m, |blk| {
+                // SAFETY: `blocks` passes `blk < full`, so the loads read
+                // rows inside `v`; AVX2 is enabled.
+                unsafe {
                     let base = v.as_ptr().add(blk * 64);
                     let mut w = 0u64;
                     for half in 0..2 {
@@ -131,12 +136,9 @@ macro_rules! filter_leaf {
                         let bits: u32 = $bits32;
                         w |= u64::from(bits) << (32 * half);
                     }
-                    if inverted(OP) {
-                        w = !w;
-                    }
-                    n += sink::<SINK>(out, blk, w, m);
+                    if inverted(OP) { !w } else { w }
                 }
-            }
+            });
             n + scalar::filter_code::<OP, SINK, $t>(
                 &v[full * 64..],
                 c1,
