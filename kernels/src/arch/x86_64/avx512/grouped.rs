@@ -297,9 +297,9 @@ macro_rules! sum_leaf {
             /// add and one store (rows of one slot in one lane are 8 rows
             /// apart, so consecutive rows never wait on each other's
             /// store). `DIRECT`: the row adds to the table's lane and count
-            /// in place. A block of 64 counted rows loads its values 8 at a
-            /// time and splits them in registers, and its codes 8 at a
-            /// time; other blocks take their counted rows one at a time.
+            /// in place. A block of 64 counted rows reads each row's value
+            /// as a scalar straight into its pair, without a mask test;
+            /// other blocks take their counted rows one at a time.
             /// Later columns add to the table's lanes row by row. Each lane
             /// takes its rows in order, so sums are the scalar twin's bits;
             /// integer sums (one table lane) fold their 8 scratch lanes,
