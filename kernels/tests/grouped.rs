@@ -560,8 +560,8 @@ fn bad_weights_are_errors() {
 
 /// Layouts of 12 to 256 slots whose rows spread over more slots than the
 /// AVX-512 leaf keeps in registers, past its first chunk (so the rest of a
-/// call runs its cold leaf: pairs of sum and count for up to 64 slots, the
-/// table's own lanes past that): every level equals the scalar twin bit
+/// call runs its cold leaf: pairs of sum and count where the call has 64
+/// rows a slot ahead, the table's own lanes else): every level equals the scalar twin bit
 /// for bit, on columns at offsets 0 to 2, with every bitmap mask, one to
 /// three columns and weights, and two calls adding onto each other.
 fn spread_layouts<T: Gen>(seed: u64) {

@@ -29,60 +29,46 @@ pub(crate) const HOT: usize = 8;
 const PAIR_SLOTS: usize = 256;
 
 /// Whether the cold leaf's pairs pay for the rest of a call (`rows` rows)
-/// over a table with `counts`: the layout fits the scratch, at most 64 of
-/// its slots hold rows so far (the pairs of more would crowd L1: 256 slots'
-/// ran slower than adding to the table directly, measured), and the rows
-/// are many beside the scratch's fill and write-back (64 a slot).
+/// over a table with `counts`: the layout fits the scratch, and the rows
+/// are many beside the scratch's fill and write-back (64 a slot). With a
+/// row's value read as a scalar into its pair (one store a row, where the
+/// table's lane and count take two), 256 slots' pairs ran faster than the
+/// table in place on the Xeon (`bench/results/2026-12-02-kernels-grouped-intel.md`).
 fn pairs_pay(counts: &[u64], rows: usize) -> bool {
-    counts.len() <= PAIR_SLOTS
-        && counts.iter().filter(|&&c| c != 0).count() <= 64
-        && rows >= counts.len() * PAIR_ROWS
+    counts.len() <= PAIR_SLOTS && rows >= counts.len() * PAIR_ROWS
 }
 
 /// Rows a slot of the layout must have ahead for the pairs to pay; under
 /// Miri 1, so its short columns reach the pairs too.
 const PAIR_ROWS: usize = if cfg!(miri) { 1 } else { 64 };
 
-/// A sum type's bits as the scratch keeps them, and a sum from the low
-/// lane of a vector.
+/// A sum as the cold leaf's scratch keeps it.
 trait Bits64 {
-    fn bits(self) -> i64;
-    fn low(v: __m128i) -> Self;
+    /// `(self, 1)` as a cold pair: the sum's bits low, a count of one high
+    /// (as `1.0` for floats, so that one add moves both).
+    fn pair(self) -> __m128i;
 }
 
 impl Bits64 for i64 {
     #[inline(always)]
-    fn bits(self) -> i64 {
-        self
-    }
-    #[inline(always)]
-    fn low(v: __m128i) -> i64 {
+    fn pair(self) -> __m128i {
         // SAFETY: SSE2 is part of x86-64.
-        unsafe { _mm_cvtsi128_si64(v) }
+        unsafe { _mm_unpacklo_epi64(_mm_cvtsi64_si128(self), _mm_set1_epi64x(1)) }
     }
 }
 
 impl Bits64 for u64 {
     #[inline(always)]
-    fn bits(self) -> i64 {
-        self as i64
-    }
-    #[inline(always)]
-    fn low(v: __m128i) -> u64 {
-        // SAFETY: SSE2 is part of x86-64.
-        unsafe { _mm_cvtsi128_si64(v) as u64 }
+    fn pair(self) -> __m128i {
+        (self as i64).pair()
     }
 }
 
 impl Bits64 for f64 {
     #[inline(always)]
-    fn bits(self) -> i64 {
-        self.to_bits() as i64
-    }
-    #[inline(always)]
-    fn low(v: __m128i) -> f64 {
+    fn pair(self) -> __m128i {
         // SAFETY: SSE2 is part of x86-64.
-        unsafe { _mm_cvtsd_f64(_mm_castsi128_pd(v)) }
+        unsafe { _mm_castpd_si128(_mm_unpacklo_pd(_mm_set_sd(self), _mm_set1_pd(1.0))) }
     }
 }
 
@@ -311,9 +297,9 @@ macro_rules! sum_leaf {
             /// add and one store (rows of one slot in one lane are 8 rows
             /// apart, so consecutive rows never wait on each other's
             /// store). `DIRECT`: the row adds to the table's lane and count
-            /// in place. A block of 64 counted rows loads its values 8 at a
-            /// time and splits them in registers, and its codes 8 at a
-            /// time; other blocks take their counted rows one at a time.
+            /// in place. A block of 64 counted rows reads each row's value
+            /// as a scalar straight into its pair, without a mask test;
+            /// other blocks take their counted rows one at a time.
             /// Later columns add to the table's lanes row by row. Each lane
             /// takes its rows in order, so sums are the scalar twin's bits;
             /// integer sums (one table lane) fold their 8 scratch lanes,
@@ -334,7 +320,6 @@ macro_rules! sum_leaf {
                     usize,
                 ),
             ) {
-                const ONE: i64 = if $float { 0x3FF0_0000_0000_0000 } else { 1 };
                 #[inline(always)]
                 fn padd(a: __m128i, b: __m128i) -> __m128i {
                     // SAFETY: SSE2 is part of x86-64.
@@ -395,72 +380,52 @@ macro_rules! sum_leaf {
                 // checked), so `slot * 8 + lane` is inside `pairs`; block
                 // rows below `n` exist in every column and weight column.
                 unsafe {
-                    let ones = _mm512_set1_epi64(ONE);
-                    let lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
-                    let hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
-                    // Row `i` of the first column, as `(value, 1)`, into
-                    // its slot: its pair, or (DIRECT) the table's lane and
-                    // count.
-                    let add = |slot: usize, i: usize, part: __m128i| {
+                    // Row `i` of the first column (its term `x`) into its
+                    // slot: its pair, as `(x, 1)` (one 128-bit load, add and
+                    // store), or (DIRECT) the table's lane and count.
+                    let add = |slot: usize, i: usize, x: <$t as crate::arch::num::Num>::Sum| {
                         if DIRECT {
                             let at = slot * columns * lanes + (i & (lanes - 1));
                             let s = sums_at.add(at).cast::<<$t as crate::arch::num::Num>::Sum>();
-                            *s = <$t as crate::arch::num::Num>::sum_add(*s, Bits64::low(part));
+                            *s = <$t as crate::arch::num::Num>::sum_add(*s, x);
                             *counts.add(slot) += 1;
                         } else {
                             let p = base.add(slot * 8 + (i & 7)).cast::<__m128i>();
-                            _mm_storeu_si128(p, padd(_mm_loadu_si128(p), part));
+                            _mm_storeu_si128(p, padd(_mm_loadu_si128(p), Bits64::pair(x)));
                         }
                     };
-                    let one_row = |i: usize, slot: usize| {
-                        let x = crate::arch::scalar::grouped::term(col0, weights, 0, i);
-                        add(slot, i, _mm_set_epi64x(ONE, Bits64::bits(x)));
+                    // Row `i`'s term of the first column, read without a
+                    // bounds check (every row below `n` exists).
+                    let col0p = col0.as_ptr();
+                    let term0 = |i: usize| {
+                        let x = crate::arch::num::Num::widen(*col0p.add(i));
+                        match w0 {
+                            Some(wc) => {
+                                <$t as crate::arch::num::Num>::sum_weigh(x, *wc.as_ptr().add(i))
+                            }
+                            None => x,
+                        }
                     };
                     for b in start / 64..n.div_ceil(64) {
                         let l = lim(n, b);
                         let w = m.word(b) & l;
                         if w == !0 {
+                            // A full block: each row's value read as a
+                            // scalar straight into its pair (a vector load
+                            // split by shuffles would queue them all on one
+                            // port), its code from 8 codes read at once.
                             for j in 0..8 {
                                 let i0 = b * 64 + 8 * j;
-                                let pv = col0.as_ptr().add(i0);
-                                let mut x = {
-                                    let $pf = pv;
-                                    $load_full
-                                };
-                                if let Some(wc) = w0 {
-                                    let $wv = _mm512_cvtepu16_epi64(_mm_loadu_si128(
-                                        wc.as_ptr().add(i0).cast(),
-                                    ));
-                                    let $wx = x;
-                                    x = $weigh;
-                                }
-                                let xi = {
-                                    let $cx = x;
-                                    $cast
-                                };
-                                let p0 = _mm512_permutex2var_epi64(xi, lo, ones);
-                                let p1 = _mm512_permutex2var_epi64(xi, hi, ones);
-                                let parts = [
-                                    _mm512_castsi512_si128(p0),
-                                    _mm512_extracti64x2_epi64::<1>(p0),
-                                    _mm512_extracti64x2_epi64::<2>(p0),
-                                    _mm512_extracti64x2_epi64::<3>(p0),
-                                    _mm512_castsi512_si128(p1),
-                                    _mm512_extracti64x2_epi64::<1>(p1),
-                                    _mm512_extracti64x2_epi64::<2>(p1),
-                                    _mm512_extracti64x2_epi64::<3>(p1),
-                                ];
                                 match keys {
                                     KeyCols::U8(k) => {
-                                        let codes =
-                                            k.as_ptr().add(i0).cast::<u64>().read_unaligned();
-                                        for (r, &part) in parts.iter().enumerate() {
-                                            add((codes >> (8 * r)) as u8 as usize, r, part);
+                                        for r in 0..8 {
+                                            let slot = usize::from(*k.as_ptr().add(i0 + r));
+                                            add(slot, i0 + r, term0(i0 + r));
                                         }
                                     }
                                     _ => {
-                                        for (r, &part) in parts.iter().enumerate() {
-                                            add(keys.slot(i0 + r), r, part);
+                                        for r in 0..8 {
+                                            add(keys.slot(i0 + r), i0 + r, term0(i0 + r));
                                         }
                                     }
                                 }
@@ -469,7 +434,7 @@ macro_rules! sum_leaf {
                             let mut r = w;
                             while r != 0 {
                                 let i = b * 64 + r.trailing_zeros() as usize;
-                                one_row(i, keys.slot(i));
+                                add(keys.slot(i), i, term0(i));
                                 r &= r - 1;
                             }
                         }
