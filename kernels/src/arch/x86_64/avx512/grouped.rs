@@ -12,7 +12,9 @@
 //! slots go to the table one at a time (the scalar twin's row update), and
 //! the first slots seen among them join the hot set after each chunk; when
 //! the hot set is full and other slots still hold more than an eighth of a
-//! chunk's rows, the rest of the call runs the scalar twin. A layout of at
+//! chunk's rows, the rest of the call runs the cold leaf (`cold_rest`: each
+//! row's value and a count of one added to its slot's sum and count pair,
+//! one load and one store a row). A layout of at
 //! most [`HOT`] slots is all hot from the start; a larger one starts with
 //! the first distinct slots among the first 256 counted rows. A slot's
 //! lanes are only ever updated in row order from one place, so the sums
