@@ -41,12 +41,16 @@ mod chunks {
     /// becomes `addr >> 47 != 0`, a second shift of a second copy of the
     /// address (three).
     #[inline(always)]
-    fn opaque(mut c: usize) -> usize {
+    fn opaque(c: usize) -> usize {
         #[cfg(target_arch = "x86_64")]
-        // SAFETY: an empty template: no instruction, no memory, no flags.
-        unsafe {
-            core::arch::asm!("/* {c} */", c = inout(reg) c, options(pure, nomem, nostack, preserves_flags));
-        }
+        let c = {
+            let mut c = c;
+            // SAFETY: an empty template: no instruction, no memory, no flags.
+            unsafe {
+                core::arch::asm!("/* {c} */", c = inout(reg) c, options(pure, nomem, nostack, preserves_flags));
+            }
+            c
+        };
         c
     }
 
