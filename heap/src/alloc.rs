@@ -298,7 +298,7 @@ impl HeapCore {
                 }
                 // SAFETY: owner-only state.
                 let l = unsafe { self.local() };
-                crate::stats::sample_peak(l.counters.allocated.saturating_sub(l.counters.freed));
+                crate::stats::sample_peak(l.counters.live());
                 p
             }
             None => ptr::null_mut(),

@@ -11,7 +11,7 @@ use crate::heap::HeapCore;
 use crate::layout::{PAGE, REGION};
 use crate::locate::{Bad, Loc, locate};
 use crate::region::{Region, SLAB, SlabMeta};
-use crate::size_class::{CLASSES, class1_size};
+use crate::size_class::CLASSES;
 use crate::{direct, slab};
 use core::ptr;
 
@@ -518,7 +518,7 @@ impl HeapCore {
             p.cast::<*mut u8>().write(head);
             (*m).free = p;
             (*m).used = used - 1;
-            l.counters.freed += class1_size((*m).class1) as u64;
+            l.counters.freed_small[(*m).class1 as usize] += 1;
             // Last, so the re-bin (a slab that was full: rare in churn) is
             // a tail call off the path.
             if !(*m).in_bin() {
@@ -659,7 +659,7 @@ impl HeapCore {
                     };
                     l.buddy.cache_push(p, order, since);
                     decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
-                    l.counters.freed += (PAGE << order) as u64;
+                    l.counters.freed_bytes += (PAGE << order) as u64;
                     Ok(())
                 }
                 _ => Err(Bad::interior(p)),

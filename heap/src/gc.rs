@@ -108,7 +108,7 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
         if release == Release::All {
             l.decay_due = NEVER;
         }
-        let live = l.counters.allocated.saturating_sub(l.counters.freed);
+        let live = l.counters.live();
         h.publish();
         crate::stats::sample_peak(live);
     }

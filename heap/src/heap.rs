@@ -264,7 +264,7 @@ impl HeapCore {
             l.regions = r;
             global().mapped.fetch_add(REGION as u64, POrd::Relaxed);
             self.counters.publish(&l.counters);
-            crate::stats::sample_peak(l.counters.allocated.saturating_sub(l.counters.freed));
+            crate::stats::sample_peak(l.counters.live());
         }
         Some(())
     }

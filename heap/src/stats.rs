@@ -57,20 +57,54 @@ pub(crate) struct HeapCounters {
 }
 
 /// The owner's private copy of its hot counters.
-#[derive(Default, Clone, Copy)]
 pub(crate) struct LocalCounters {
     pub(crate) allocated: u64,
-    pub(crate) freed: u64,
+    /// Bytes freed other than small blocks (medium blocks).
+    pub(crate) freed_bytes: u64,
     pub(crate) slab_hits: u64,
+    /// Small blocks freed, by their slab's class byte: the free path adds
+    /// one, where adding bytes would first load the class's size;
+    /// [`freed`](Self::freed) sums them in bytes.
+    pub(crate) freed_small: [u64; 256],
+}
+
+impl Default for LocalCounters {
+    fn default() -> Self {
+        LocalCounters {
+            allocated: 0,
+            freed_bytes: 0,
+            slab_hits: 0,
+            freed_small: [0; 256],
+        }
+    }
+}
+
+impl LocalCounters {
+    /// Bytes freed in all (read on slow paths: a GC, a new region, a
+    /// direct map, a published snapshot).
+    pub(crate) fn freed(&self) -> u64 {
+        let small = (0..=u8::MAX).fold(0u64, |acc, c| {
+            acc.wrapping_add(
+                self.freed_small[c as usize].wrapping_mul(crate::size_class::class1_size(c) as u64),
+            )
+        });
+        self.freed_bytes.wrapping_add(small)
+    }
+
+    /// Bytes in use: allocated and not freed.
+    pub(crate) fn live(&self) -> u64 {
+        self.allocated.saturating_sub(self.freed())
+    }
 }
 
 impl HeapCounters {
     /// Publishes the owner's hot counters (owner only: load + store, no RMW).
     pub(crate) fn publish(&self, l: &LocalCounters) {
+        let freed = l.freed();
         self.allocated.store(l.allocated, Ordering::Relaxed);
-        self.freed.store(l.freed, Ordering::Relaxed);
+        self.freed.store(freed, Ordering::Relaxed);
         self.slab_hits.store(l.slab_hits, Ordering::Relaxed);
-        let live = l.allocated.saturating_sub(l.freed);
+        let live = l.allocated.saturating_sub(freed);
         if live > self.peak.load(Ordering::Relaxed) {
             self.peak.store(live, Ordering::Relaxed);
         }
