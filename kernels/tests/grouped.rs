@@ -660,3 +660,57 @@ fn spread_layouts_every_level_equals_scalar() {
     spread_layouts::<i8>(54);
     spread_layouts::<u8>(55);
 }
+
+/// Every group count around the AVX-512 leaf's eight register slots and
+/// the cold leaf's 256-slot scratch, on one-byte codes (1 to 256 groups)
+/// and two-byte ones (257 to 65 536), rows spread evenly over every group,
+/// over several of the leaf's chunks (so the cold leaf takes full blocks,
+/// with pairs up to 256 slots): every level equals the scalar twin bit for
+/// bit, for sums alone and for sums with min and max.
+fn group_counts<T: Gen>(seed: u64) {
+    let mut r = Rng(seed | 1);
+    let s = Kernels::scalar();
+    let n = 24_011;
+    let cols: Vec<Vec<T>> = (0..2)
+        .map(|c| column(Pattern::Edges, n, seed ^ c))
+        .collect();
+    let values: Vec<&[T]> = cols.iter().map(|c| &c[..]).collect();
+    let narrow = [1usize, 2, 3, 7, 8, 9, 15, 16, 17, 64, 65, 255, 256];
+    let wide = [257usize, 4096, 65_536];
+    for (groups, wide) in narrow
+        .iter()
+        .map(|&g| (g, false))
+        .chain(wide.iter().map(|&g| (g, true)))
+    {
+        let codes: Vec<u64> = (0..n).map(|_| r.below(groups as u64)).collect();
+        let a: Vec<u8> = codes.iter().map(|&c| c as u8).collect();
+        let w: Vec<u16> = codes.iter().map(|&c| c as u16).collect();
+        let (layout, keys) = if wide {
+            (Groups::u16(groups).unwrap(), Keys::U16(&w))
+        } else {
+            (Groups::u8(groups).unwrap(), Keys::U8(&a))
+        };
+        for aggs in [Aggs::SUM, Aggs::SUM | Aggs::MIN | Aggs::MAX] {
+            let mut want = GroupTable::<T>::new(layout, 2, aggs).unwrap();
+            s.group_add(&mut want, keys, &values, Mask::ALL).unwrap();
+            for k in Kernels::supported() {
+                let mut got = GroupTable::<T>::new(layout, 2, aggs).unwrap();
+                k.group_add(&mut got, keys, &values, Mask::ALL).unwrap();
+                assert!(
+                    same_tables(&got, &want),
+                    "{} {} groups {groups} {aggs:?}",
+                    k.level(),
+                    T::NAME
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "Miri runs the spread layouts: the same leaves")]
+fn group_counts_every_level_equals_scalar() {
+    group_counts::<f64>(61);
+    group_counts::<i64>(62);
+    group_counts::<u8>(63);
+}
