@@ -58,6 +58,10 @@ fn check_type<T: Gen>(seed: u64) {
             let words = len.div_ceil(64);
             let offs: Vec<usize> = if matches!(p, Pattern::Edges) && len <= MAX_LEN {
                 (0..=MAX_OFF).collect()
+            } else if cfg!(miri) {
+                // The long column at an unaligned start only: it is most
+                // of Miri's work here.
+                vec![1]
             } else {
                 FEW_OFFSETS.into_iter().filter(|&o| o <= MAX_OFF).collect()
             };
