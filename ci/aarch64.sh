@@ -23,11 +23,9 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch
 # Optimized, because qemu runs the debug build about 5x slower (over 4
 # minutes on the 2-core CI machine, against under a minute here); debug
 # assertions and overflow checks stay on, as in a debug build.
+# Both crates in one build, so their compiles overlap. keel-heap: two tests
+# say they skip here (the overcommit one: qemu maps its guest's memory
+# itself; the bad-free one re-executes the test binary).
 CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true \
-  cargo test -p keel-kernels --release --target "$target"
-# keel-heap: two tests say they skip here (the overcommit one: qemu maps its
-# guest's memory itself; the bad-free one re-executes the test binary).
-CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true \
-  cargo test -p keel-heap --release --target "$target"
-cargo clippy -p keel-kernels --all-targets --target "$target" -- -D warnings
-cargo clippy -p keel-heap --all-targets --target "$target" -- -D warnings
+  cargo test -p keel-kernels -p keel-heap --release --target "$target"
+cargo clippy -p keel-kernels -p keel-heap --all-targets --target "$target" -- -D warnings
