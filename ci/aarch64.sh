@@ -1,20 +1,15 @@
 #!/usr/bin/env bash
 # keel-kernels and keel-heap on aarch64 without an aarch64 machine:
 # cross-builds their test suites and runs them under qemu-user, so the NEON
-# leaves are compared with their scalar twins (every length 0..=300 at every
-# offset 0..=63, edge values, with and without validity) and the allocator
-# runs without its x86-64 TLS slot. Then clippy for that target.
+# leaves are compared with their scalar twins (every length 0..=300 at
+# offsets 0..=63, the filter sweep at 16 of them; edge values, with and
+# without validity) and the allocator runs without its x86-64 TLS slot.
+# Then clippy for that target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=aarch64-unknown-linux-gnu
 
-if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null \
-  || [ ! -d /usr/aarch64-linux-gnu/lib ]; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -q
-  $sudo apt-get install -y qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-fi
+bash ci/aarch64_deps.sh
 rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc

@@ -12,13 +12,7 @@ for t in x86_64-unknown-none i686-unknown-linux-gnu aarch64-unknown-linux-gnu; d
 done
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 rustup component add --toolchain nightly miri rust-src
-if ! command -v qemu-aarch64 >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null \
-  || [ ! -d /usr/aarch64-linux-gnu/lib ]; then
-  sudo=""
-  [ "$(id -u)" = 0 ] || sudo=sudo
-  $sudo apt-get update -q
-  $sudo apt-get install -y qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-fi
+bash ci/aarch64_deps.sh
 # cargo-fuzz for the fuzz step: a build, on one job so the steps in front
 # keep most of the machine (it fills the tests' waits on timers).
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked -j1
