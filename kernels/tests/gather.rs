@@ -97,6 +97,22 @@ enum Pattern {
     Clustered,
 }
 
+/// The index patterns run at output length `n`: all four natively; under
+/// Miri the edge rows (reads at both ends of the column) and one of the
+/// other three in turn, so that the dense and the sparse step (the pattern
+/// only picks between those) both still run across the lengths, at half
+/// the cost.
+fn patterns(n: usize) -> Vec<Pattern> {
+    let others = [Pattern::Random, Pattern::Sorted, Pattern::Clustered];
+    if cfg!(miri) {
+        vec![Pattern::Edge, others[n % others.len()]]
+    } else {
+        let mut v = others.to_vec();
+        v.push(Pattern::Edge);
+        v
+    }
+}
+
 fn indices<I: Ix>(rng: &mut Rng, pattern: Pattern, n: usize, src_len: usize) -> Vec<I> {
     let mut v: Vec<usize> = match pattern {
         Pattern::Random | Pattern::Sorted => (0..n).map(|_| rng.below(src_len)).collect(),
@@ -142,12 +158,7 @@ fn check_type<T: Val, I: Ix>(seed: u64) {
     for n in 0..=MAX_LEN {
         let src_len = 1 + rng.below(2 * MAX_LEN);
         let src: Vec<T> = (0..src_len).map(|_| T::make(rng.next())).collect();
-        for pattern in [
-            Pattern::Random,
-            Pattern::Sorted,
-            Pattern::Edge,
-            Pattern::Clustered,
-        ] {
+        for pattern in patterns(n) {
             let idx: Vec<I> = indices(&mut rng, pattern, n, src_len);
             let want = naive(&src, &idx);
             for &k in &levels {
@@ -175,7 +186,8 @@ fn check_type<T: Val, I: Ix>(seed: u64) {
 fn check_out_of_range<T: Val, I: Ix>(seed: u64) {
     let levels = levels();
     let mut rng = Rng::new(seed);
-    for n in 1..=MAX_LEN {
+    // Under Miri every other length (the bad index's lane is random).
+    for n in (1..=MAX_LEN).step_by(if cfg!(miri) { 2 } else { 1 }) {
         let src_len = 1 + rng.below(MAX_LEN);
         let src: Vec<T> = (0..src_len).map(|_| T::make(rng.next())).collect();
         let mut idx: Vec<I> = indices(&mut rng, Pattern::Random, n, src_len);

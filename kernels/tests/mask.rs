@@ -54,36 +54,48 @@ fn opt_same<T: Element>(a: Option<(T, T)>, b: Option<(T, T)>) -> bool {
     }
 }
 
+/// The scalar twin's aggregates over the counted rows as a plain bitmap:
+/// computed once per column and bitmap, not once per level and offset.
+struct Want<T: Element> {
+    sum: T::Sum,
+    min_max: Option<(T, T)>,
+    count: usize,
+    checked: Option<T::Sum>,
+}
+
+fn want<T: Gen>(v: &[T], rows: &[u64]) -> Want<T> {
+    let s = Kernels::scalar();
+    let w = Some(rows);
+    Want {
+        sum: s.sum_masked(v, w).unwrap(),
+        min_max: s.min_max_masked(v, w).unwrap(),
+        count: s.count_masked(v, w).unwrap(),
+        checked: s.sum_checked_masked(v, w).unwrap(),
+    }
+}
+
 /// Every aggregate under `mask` equals the same aggregate over `want`, the
 /// counted rows as a plain bitmap.
-fn check<T: Gen>(k: Kernels, v: &[T], mask: Mask<'_>, want: &[u64], ctx: &dyn Fn() -> String) {
-    let s = Kernels::scalar();
-    let w = Some(want);
+fn check<T: Gen>(k: Kernels, v: &[T], mask: Mask<'_>, want: &Want<T>, ctx: &dyn Fn() -> String) {
     assert!(
-        sum_same::<T>(k.sum_masked(v, mask).unwrap(), s.sum_masked(v, w).unwrap()),
+        sum_same::<T>(k.sum_masked(v, mask).unwrap(), want.sum),
         "sum {}",
         ctx()
     );
     assert!(
-        opt_same(
-            k.min_max_masked(v, mask).unwrap(),
-            s.min_max_masked(v, w).unwrap()
-        ),
+        opt_same(k.min_max_masked(v, mask).unwrap(), want.min_max),
         "min_max {}",
         ctx()
     );
     assert_eq!(
         k.count_masked(v, mask).unwrap(),
-        s.count_masked(v, w).unwrap(),
+        want.count,
         "count {}",
         ctx()
     );
-    let (a, b) = (
-        k.sum_checked_masked(v, mask).unwrap(),
-        s.sum_checked_masked(v, w).unwrap(),
-    );
-    assert_eq!(a.is_some(), b.is_some(), "checked {}", ctx());
-    if let (Some(a), Some(b)) = (a, b) {
+    let a = k.sum_checked_masked(v, mask).unwrap();
+    assert_eq!(a.is_some(), want.checked.is_some(), "checked {}", ctx());
+    if let (Some(a), Some(b)) = (a, want.checked) {
         assert!(sum_same::<T>(a, b), "checked {}", ctx());
     }
 }
@@ -97,6 +109,7 @@ fn check_type<T: Gen>(seed: u64) {
         let sel: Vec<bool> = (0..n).map(|_| r.below(3) == 0).collect();
         let both: Vec<bool> = valid.iter().zip(&sel).map(|(a, b)| *a && *b).collect();
         let (pv, pb) = (plain(&valid), plain(&both));
+        let (wv, wb) = (want(&v, &pv), want(&v, &pb));
         for k in Kernels::supported() {
             for &off in OFFSETS {
                 let vw = shifted(&valid, off, &mut r);
@@ -104,14 +117,14 @@ fn check_type<T: Gen>(seed: u64) {
                 let vb = as_bytes(&vw, off + n);
                 let sb = as_bytes(&sw, off + 5 + n);
                 let ctx = || format!("{} {} len {n} offset {off}", k.level(), T::NAME);
-                check(k, &v, Mask::valid(Bits::with_offset(&vw, off)), &pv, &ctx);
-                check(k, &v, Mask::valid(Bits::from_bytes(&vb, off)), &pv, &ctx);
+                check(k, &v, Mask::valid(Bits::with_offset(&vw, off)), &wv, &ctx);
+                check(k, &v, Mask::valid(Bits::from_bytes(&vb, off)), &wv, &ctx);
                 let both_m = Mask::valid(Bits::from_bytes(&vb, off))
                     .select(Selection::Bitmap(Bits::with_offset(&sw, off + 5)));
-                check(k, &v, both_m, &pb, &ctx);
+                check(k, &v, both_m, &wb, &ctx);
                 let both_b = Mask::valid(Bits::with_offset(&vw, off))
                     .select(Selection::Bitmap(Bits::from_bytes(&sb, off + 5)));
-                check(k, &v, both_b, &pb, &ctx);
+                check(k, &v, both_b, &wb, &ctx);
                 cases += 1;
             }
             // A sorted selection vector of the selected rows counts what
@@ -119,7 +132,7 @@ fn check_type<T: Gen>(seed: u64) {
             let rows: Vec<u32> = (0..n as u32).filter(|&i| sel[i as usize]).collect();
             let ctx = || format!("{} {} len {n} rows", k.level(), T::NAME);
             let m = Mask::valid(Bits::new(&pv)).select(Selection::Rows(&rows));
-            check(k, &v, m, &pb, &ctx);
+            check(k, &v, m, &wb, &ctx);
         }
     }
     assert!(cases > 0);
