@@ -12,6 +12,10 @@ for t in x86_64-unknown-none i686-unknown-linux-gnu aarch64-unknown-linux-gnu; d
 done
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 rustup component add --toolchain nightly miri rust-src
+# Miri's sysroot (std built for the interpreter, about a minute of one
+# core): built here, where the tests' sleeping timing checks leave a core
+# idle, instead of at the start of the Miri step.
+cargo +nightly miri setup
 bash ci/aarch64_deps.sh
 # cargo-fuzz for the fuzz step: a build, on one job so the steps in front
 # keep most of the machine (it fills the tests' waits on timers).
