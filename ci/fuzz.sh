@@ -16,8 +16,14 @@ rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly -
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cd fuzz
 cargo +nightly fuzz build $profile
-for t in $(cargo +nightly fuzz list); do
-  echo "== fuzz $t (${secs}s)"
-  cargo +nightly fuzz run $profile "$t" -- -max_total_time="$secs" -rss_limit_mb=4096 2>&1 | tail -n 3
-  # tail hides the exit status; pipefail brings it back.
-done
+# Two targets at a time (each fuzzer runs on one core); a target's lines
+# are printed together when it ends, and any failure fails the step.
+run_one() {
+  local out rc=0
+  out=$(cargo +nightly fuzz run $profile "$1" -- -max_total_time="$secs" -rss_limit_mb=4096 2>&1) || rc=$?
+  printf '== fuzz %s (%ss, exit %s)\n%s\n' "$1" "$secs" "$rc" "$(tail -n 3 <<<"$out")"
+  return "$rc"
+}
+export -f run_one
+export profile secs
+cargo +nightly fuzz list | xargs -P2 -I{} bash -c 'run_one "$1"' _ {}
