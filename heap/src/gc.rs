@@ -36,14 +36,35 @@ use crate::sync::plain::Ordering;
 use crate::{os, pool, slab};
 
 /// Drains the foreign lists of abandoned heaps that have frees waiting
-/// (for a statistics snapshot, which then counts them freed).
+/// (for a statistics snapshot, which then counts them freed). A heap
+/// another thread has borrowed (the decay thread's sweep) is waited for:
+/// its borrow is short, and until it ends the heap's published counters
+/// may miss frees the borrower already took off the list.
 pub(crate) fn drain_abandoned() {
     crate::heap::for_each_heap(|a, abandoned| {
-        if abandoned && !a.foreign.is_empty() && a.ownership().try_borrow() {
-            // SAFETY: borrowed just now, given back right after.
-            unsafe {
-                a.drain_foreign();
-                a.give_back();
+        if !abandoned {
+            return;
+        }
+        // Bounded: a borrower descheduled for longer leaves its frees to
+        // the next snapshot.
+        for _ in 0..1024 {
+            if a.ownership().is_borrowed() {
+                os::yield_now();
+                continue;
+            }
+            // Acquire: the borrow that just ended published its counters
+            // before ending (`give_back`).
+            core::sync::atomic::fence(Ordering::Acquire);
+            if a.foreign.is_empty() || !a.ownership().is_abandoned() {
+                return; // nothing waits, or adopted: its owner drains it
+            }
+            if a.ownership().try_borrow() {
+                // SAFETY: borrowed just now, given back right after.
+                unsafe {
+                    a.drain_foreign();
+                    a.give_back();
+                }
+                return;
             }
         }
     });

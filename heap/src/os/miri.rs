@@ -88,6 +88,12 @@ pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
     }
 }
 
+/// Gives the CPU to another thread (Miri's scheduler switches on it).
+pub(crate) fn yield_now() {
+    // SAFETY: sched_yield has no preconditions.
+    unsafe { libc::sched_yield() };
+}
+
 /// Ends the process at once (a misuse that would corrupt memory).
 pub(crate) fn abort() -> ! {
     // SAFETY: abort has no preconditions.

@@ -12,6 +12,7 @@ mod unix;
 #[cfg(not(miri))]
 pub(crate) use unix::{
     CAN_GROW, abort, grow, map, map_from, now_ms, page_size, random_u64, release, unmap, write_all,
+    yield_now,
 };
 
 #[cfg(miri)]
@@ -19,6 +20,7 @@ mod miri;
 #[cfg(miri)]
 pub(crate) use miri::{
     CAN_GROW, abort, grow, map, map_from, now_ms, page_size, random_u64, release, unmap, write_all,
+    yield_now,
 };
 pub(crate) mod numa;
 #[cfg(feature = "std")]

@@ -252,6 +252,13 @@ pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
     }
 }
 
+/// Gives the CPU to another thread (a wait for a borrow that may outlast a
+/// spin: its holder may be descheduled).
+pub(crate) fn yield_now() {
+    // SAFETY: sched_yield has no preconditions.
+    unsafe { libc::sched_yield() };
+}
+
 /// Ends the process at once (a misuse that would corrupt memory).
 pub(crate) fn abort() -> ! {
     // SAFETY: abort has no preconditions.
