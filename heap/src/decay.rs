@@ -2,7 +2,8 @@
 //! direct-map pool's: a leaf. A pass releases what has been free for 7/8 of
 //! `decay_ms` and passes are at least 1/8 of it apart, so memory comes back
 //! between 7/8 and 1 `decay_ms` after it was freed (plus the wait for the
-//! next slow path), at a bounded number of passes. Stamps are the coarse
+//! heap's next allocation: the decay thread nudges a heap whose deadline
+//! passed, `nudge.rs`), at a bounded number of passes. Stamps are the coarse
 //! clock in ms, wrapping at 32 bits (ages stay far below 2^31 ms).
 
 use crate::sync::plain::{AtomicU64, Ordering};
@@ -48,15 +49,19 @@ pub(crate) fn aged_at(now: u64, ms: u32, age: u64) -> u64 {
 
 /// Records that something became free at `now`: sets the deadline `due`
 /// if none is pending (a later free never moves an earlier deadline), no
-/// sooner than a step after the last pass.
+/// sooner than a step after the last pass. True when it set one (the
+/// caller publishes it, `HeapCore::publish_due`).
 #[inline]
-pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) {
+#[must_use]
+pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) -> bool {
     if *due == NEVER {
         let decay = crate::options::options_decay_ms();
         if decay != 0 {
             *due = (now + decay_age(decay)).max(last + decay_step(decay));
+            return true;
         }
     }
+    false
 }
 
 /// The earliest decay deadline of the heaps exited threads abandoned (a

@@ -637,7 +637,9 @@ impl HeapCore {
             if !(ptr::eq(l.bins[c], m) && (*m).next.is_null()) {
                 slab::park(&mut l.bins[c], &mut l.parked, m);
             }
-            decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
+            if decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms) {
+                self.publish_due(l.decay_due);
+            }
         }
         Ok(())
     }
@@ -658,8 +660,11 @@ impl HeapCore {
                         ms: l.now_ms as u32,
                     };
                     l.buddy.cache_push(p, order, since);
-                    decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
+                    let set = decay::note_free(&mut l.decay_due, l.decay_last, l.now_ms);
                     l.counters.freed_bytes += (PAGE << order) as u64;
+                    if set {
+                        self.publish_due(l.decay_due);
+                    }
                     Ok(())
                 }
                 _ => Err(Bad::interior(p)),

@@ -23,7 +23,9 @@
 //! mimalloc's purge delay). A pass releases everything free for at least
 //! 7/8 of `decay_ms` and passes are at least 1/8 of it apart, so memory
 //! comes back between 7/8 and 1 `decay_ms` after it was freed, plus the
-//! wait for the next slow path, at a bounded number of passes per heap.
+//! wait for the heap's next allocation (the decay thread zeroes the count
+//! of a heap whose deadline passed, `nudge.rs`), at a bounded number of
+//! passes per heap.
 
 use crate::buddy::{BlockFlags, FreeBlock, NODE_BYTES};
 use crate::decay::{self, NEVER, aged_at, decay_age, decay_step, is_aged};
@@ -128,6 +130,7 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
         // release leaves nothing to decay.
         if release == Release::All {
             l.decay_due = NEVER;
+            h.publish_due(NEVER);
         }
         let live = l.counters.live();
         h.publish();
@@ -266,6 +269,7 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
         l.opt_gen = generation;
         l.free_check_below = crate::free::free_check_below(crate::report::full_checks());
         l.decay_due = l.decay_due.min(now);
+        h.publish_due(l.decay_due);
     }
     if young {
         // A free's deadline was set on the long clock: a step after the
@@ -280,6 +284,27 @@ pub(crate) unsafe fn on_slow_path(h: &HeapCore, ticked: bool) -> bool {
     }
     pool::decay(now, decay);
     sweep_abandoned(now, decay);
+    if ticked {
+        // A nudge took this heap's deadline off the board; if the pass did
+        // not run (this clock read lagged the decay thread's), put it back.
+        // SAFETY: owner-only state.
+        let d = unsafe { h.local() }.decay_due;
+        if d != NEVER && crate::nudge::board_due() > d {
+            h.publish_due(d);
+        }
+    }
+    // A deadline waits (this heap's or another's): the decay thread must
+    // run to nudge it. Started here, where no borrow of the heap is live
+    // and no block is in flight, since creating a thread may allocate (on
+    // this heap, unless it is the fallback heap, whose lock we hold).
+    // SAFETY: owner-only state.
+    let l = unsafe { h.local() };
+    if !l.locked
+        && crate::options::decay_thread_on()
+        && (l.decay_due != NEVER || crate::nudge::board_due() != NEVER)
+    {
+        crate::pool::thread::ensure_started();
+    }
     // SAFETY: owner-only state.
     if now.saturating_sub(unsafe { h.local() }.last_gc_ms) >= decay {
         // SAFETY: forwarded ownership.
@@ -388,6 +413,7 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
         } else {
             next.max(now + decay_step(decay))
         };
+        h.publish_due(l.decay_due);
         let c = h.counters();
         HeapCounters::bump(&c.released, released);
         HeapCounters::bump(&c.madvise_calls, calls);

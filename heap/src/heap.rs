@@ -16,6 +16,7 @@ use crate::chunk_map::{CHUNK_NONE, CHUNK_REGION, chunk_map_fits, mark_chunks};
 use crate::decay::NEVER;
 use crate::foreign::ForeignList;
 use crate::layout::{PAGE, REGION};
+use crate::nudge::Nudge;
 use crate::os;
 use crate::ownership::{self, Ownership, Registration};
 use crate::region::{Region, SlabMeta};
@@ -49,11 +50,12 @@ pub(crate) struct Local {
     pub(crate) short_until: u64,
     /// The options generation the deadline was computed under.
     pub(crate) opt_gen: u32,
-    /// Allocations left until the next counted check, counted down by
-    /// [`HeapCore::tick`]: the check is due at 0 or below (a new heap
-    /// starts at 0, so its first allocation checks), and the check sets it
-    /// back to `tick_mask + 1` ([`HeapCore::rearm_ticks`]).
-    pub(crate) ticks: u32,
+    /// Used under a lock (the fallback heap): its slow paths never start
+    /// the decay thread, whose creation may allocate and would come back
+    /// for the lock this thread holds.
+    pub(crate) locked: bool,
+    /// A counted check comes every `tick_mask + 1` allocations (the count
+    /// itself is in [`HeapCore::nudge`], where the decay thread can zero it).
     pub(crate) tick_mask: u32,
     /// The clock at the last check a count made due.
     pub(crate) tick_ms: u64,
@@ -77,6 +79,10 @@ pub(crate) struct HeapCore {
     pub(crate) free_key: u64,
     pub(crate) counters: HeapCounters,
     local: UnsafeCell<Local>,
+    /// The allocation count and the published decay deadline, the two
+    /// words the decay thread touches (`nudge.rs`): after the owner's
+    /// state, away from the line other threads' frees write.
+    pub(crate) nudge: Nudge,
 }
 
 /// Calls `f` on every heap with whether it has no owner.
@@ -142,13 +148,14 @@ pub(crate) fn acquire() -> *const HeapCore {
                 decay_last: 0,
                 short_until: 0,
                 opt_gen: crate::options::options_generation(),
-                ticks: 0,
+                locked: false,
                 // Small at first: the check adapts it to the allocation rate.
                 tick_mask: 15,
                 tick_ms: now,
                 free_key: crate::report::free_key(),
                 free_check_below: crate::free::free_check_below(crate::report::full_checks()),
             }),
+            nudge: Nudge::new(),
         });
         ownership::register(&raw mut (*p).reg);
     }
@@ -186,16 +193,14 @@ impl HeapCore {
 
     /// Counts one allocation; true when the slow-path check is due (one
     /// allocation in `tick_mask + 1`, a period [`gc::on_slow_path`] adapts):
-    /// a count down, one decrement and its sign on the fast path.
+    /// a count down, one decrement and its sign on the fast path. The
+    /// decay thread may zero the count ([`crate::nudge`]).
     ///
     /// # Safety
     /// The caller owns the heap.
     #[inline(always)]
     pub(crate) unsafe fn tick(&self) -> bool {
-        // SAFETY: owner-only field.
-        let l = unsafe { self.local() };
-        l.ticks = l.ticks.wrapping_sub(1);
-        l.ticks as i32 <= 0
+        self.nudge.tick()
     }
 
     /// Whether the count has made the check due (see [`tick`](Self::tick)).
@@ -204,8 +209,7 @@ impl HeapCore {
     /// The caller owns the heap.
     #[inline(always)]
     pub(crate) unsafe fn ticks_due(&self) -> bool {
-        // SAFETY: owner-only field.
-        unsafe { self.local().ticks as i32 <= 0 }
+        self.nudge.is_due()
     }
 
     /// Starts the next count after a counted check.
@@ -215,8 +219,21 @@ impl HeapCore {
     #[inline]
     pub(crate) unsafe fn rearm_ticks(&self) {
         // SAFETY: owner-only field.
-        let l = unsafe { self.local() };
-        l.ticks = l.tick_mask + 1;
+        let n = unsafe { self.local() }.tick_mask + 1;
+        self.nudge.rearm(n);
+    }
+
+    /// Publishes decay deadline `d` (the owner's `decay_due`, just changed)
+    /// for the decay thread's nudge, waking the thread when the deadline
+    /// came nearer. It does not start one: a free publishes, and creating a
+    /// thread may allocate (glibc's `pthread_create` does), which inside a
+    /// free could hand the block just freed to the thread's setup before
+    /// the free returns (a double free would then go unseen); the slow-path
+    /// check starts it ([`gc::on_slow_path`]).
+    pub(crate) fn publish_due(&self, d: u64) {
+        if self.nudge.publish(crate::nudge::board(), d) {
+            crate::pool::thread::wake();
+        }
     }
 
     /// Starts a new owner's tenure of an adopted heap: until it has held

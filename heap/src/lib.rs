@@ -64,6 +64,7 @@ mod handle;
 mod heap;
 mod layout;
 mod locate;
+mod nudge;
 mod ops;
 mod options;
 mod os;

@@ -1,7 +1,9 @@
-//! loom models of the two lock-free protocols: the foreign list (two threads
-//! push while the owner drains) and abandon/adopt (the adopter sees the
+//! loom models of the lock-free protocols: the foreign list (two threads
+//! push while the owner drains), abandon/adopt (the adopter sees the
 //! previous owner's writes and recovers every foreign free pushed meanwhile;
-//! two adopters racing, one of them `release_pages` abandoning it again).
+//! two adopters racing, one of them `release_pages` abandoning it again;
+//! the sweep borrowing an abandoned heap) and the decay thread's nudge of
+//! a live heap (never lost for good).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
 use crate::foreign::ForeignList;
@@ -295,4 +297,40 @@ fn drain_count(h: &HeapModel) {
     drain(&h.foreign, &mut seen);
     // SAFETY: the caller owns or borrowed the heap.
     h.local.with_mut(|v| unsafe { *v += seen.len() });
+}
+
+/// The decay thread's nudge (`nudge.rs`) against an owner that publishes a
+/// deadline and goes on allocating from its fast path. Whatever the
+/// interleaving, the nudge is never lost for good: either it stands (the
+/// owner's count says its check is due) or the board holds a deadline by
+/// which the decay thread comes back (the published one, or its retry).
+/// With the board's fold and take `Relaxed`, the decay thread can take the
+/// board yet read the deadline from before the publish, skip the heap and
+/// leave nothing on the board: this model fails. So it does without the
+/// retry (a nudge stored between the owner's load and store is lost).
+#[test]
+fn loom_nudge_is_never_lost() {
+    use crate::decay::NEVER;
+    use crate::nudge::{Nudge, nudge};
+    use crate::sync::{AtomicU64, Ordering};
+    loom::model(|| {
+        let board = Arc::new(AtomicU64::new(NEVER));
+        let n = Arc::new(Nudge::new());
+        n.rearm(100);
+        let owner = {
+            let (board, n) = (board.clone(), n.clone());
+            thread::spawn(move || {
+                n.publish(&board, 5);
+                // Two fast-path allocations, each a load and a store.
+                n.tick();
+                n.tick();
+            })
+        };
+        nudge(&board, 10, 1, |f| f(&n));
+        owner.join().unwrap();
+        assert!(
+            board.load(Ordering::Relaxed) <= 11 || n.is_due(),
+            "the nudge was lost and nothing brings the decay thread back"
+        );
+    });
 }

@@ -107,14 +107,16 @@ pub(crate) fn pool_bytes() -> usize {
 
 /// The decay thread (Linux with `std`): a program that stops allocating
 /// would otherwise keep its pooled maps, and the heaps its exited threads
-/// left, until some later slow path. It starts with the first map pooled
-/// while decay is on (once per process; never in a forked child of a
-/// process that started one, whose slow paths decay as before: the child
-/// of a threaded program may run only async-signal-safe code until it
-/// `exec`s, and creating a thread is not),
-/// sleeps until the pool's pass or the sweep of abandoned heaps is due,
-/// and runs them as a slow path would (both take their own locks or
-/// borrows). It never allocates, blocks every signal, and a thread that
+/// left, until some later slow path, and a live thread that allocates only
+/// from its fast path would reach its next check late (`nudge.rs`). It
+/// starts with the first map pooled or deadline published while decay is
+/// on (once per process; never in a forked child of a process that
+/// started one, whose slow paths decay as before: the child of a threaded
+/// program may run only async-signal-safe code until it `exec`s, and
+/// creating a thread is not), sleeps until the pool's pass, the sweep of
+/// abandoned heaps or the nudge of live ones is due, and runs them (the
+/// first two as a slow path would, each taking its own lock or borrows;
+/// the nudge only zeroes counts). It never allocates, blocks every signal, and a thread that
 /// cannot be created (or `Options::decay_thread` off) leaves the slow paths
 /// to do the work.
 #[cfg(all(feature = "std", target_os = "linux", not(miri), not(keel_loom)))]
@@ -186,11 +188,13 @@ pub(crate) mod thread {
         }
     }
 
-    /// The earliest deadline of the pool's pass and the abandoned sweep.
+    /// The earliest deadline of the pool's pass, the abandoned sweep and
+    /// the live heaps' nudge.
     fn next_due() -> u64 {
         POOL_DUE
             .load(Ordering::Relaxed)
             .min(crate::decay::abandoned_due())
+            .min(crate::nudge::board_due())
     }
 
     extern "C" fn run(_: *mut c_void) -> *mut c_void {
@@ -207,6 +211,7 @@ pub(crate) mod thread {
             if decay != 0 && due <= now {
                 super::decay(now, decay);
                 crate::gc::sweep_abandoned(now, decay);
+                crate::nudge::nudge_live(now, decay);
                 if next_due() <= now {
                     // The passes set no later deadline (another thread
                     // raced them): look again after a step.

@@ -125,6 +125,10 @@ fn with_fallback<R>(f: impl FnOnce(Option<&HeapCore>) -> R) -> R {
     FALLBACK.with(|fb| {
         if fb.0.is_null() {
             fb.0 = heap::acquire();
+            if !fb.0.is_null() {
+                // SAFETY: a new heap, ours under the lock.
+                unsafe { (*fb.0).local().locked = true };
+            }
             FALLBACK_HEAP.store(fb.0.cast_mut(), plain::Ordering::Release);
         }
         // SAFETY: heaps are never unmapped; the lock makes us its only user.
@@ -599,17 +603,19 @@ mod tests {
             // SAFETY: this thread owns `h`; the fields are read and set
             // between calls.
             let l = || unsafe { (*h).local() };
+            // SAFETY: as above; the count is an atomic beside the state.
+            let n = || unsafe { &(*h).nudge };
             let mut got = Vec::new();
             let (mut due, mut other_nulls) = (0, 0);
             // Pinned at every period's start, so the slow-path check's
             // adaptation does not move it: four calls a period.
             l().tick_mask = 3;
-            l().ticks = 4;
+            n().rearm(4);
             for _ in 0..64 {
-                let before = l().ticks;
+                let before = n().ticks();
                 let is_due = before.wrapping_sub(1) as i32 <= 0;
                 let mut p = alloc_fast(48, 16);
-                assert_eq!(l().ticks, before.wrapping_sub(1), "every call is counted");
+                assert_eq!(n().ticks(), before.wrapping_sub(1), "every call is counted");
                 if is_due {
                     assert!(p.is_null(), "a due count goes to the slow path");
                     due += 1;
@@ -622,10 +628,10 @@ mod tests {
                 }
                 if is_due {
                     // One read at a time: each `l()` is a fresh `&mut`.
-                    let (ticks, mask) = (l().ticks, l().tick_mask);
+                    let (ticks, mask) = (n().ticks(), l().tick_mask);
                     assert_eq!(ticks, mask + 1, "the check starts the next count");
                     l().tick_mask = 3;
-                    l().ticks = 4;
+                    n().rearm(4);
                 }
                 assert!(!p.is_null() && p.addr().is_multiple_of(16));
                 got.push(p);

@@ -1,14 +1,15 @@
 //! The one place that imports atomics and cells.
 //!
-//! The types loom models (the foreign list and a heap's ownership word) come
+//! The types loom models (the foreign list, a heap's ownership word and its
+//! nudge) come
 //! from `loom` under `cfg(keel_loom)`. Process-wide statics (the chunk map,
 //! options, global counters, locks) must be `const`-constructible, which
 //! loom's types are not, so they use [`plain`] atomics in every build.
 
 #[cfg(not(keel_loom))]
-pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+pub(crate) use core::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 #[cfg(keel_loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 
 /// Atomics for statics and counters that loom never models.
 pub(crate) mod plain {
