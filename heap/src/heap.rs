@@ -97,9 +97,13 @@ pub(crate) fn for_each_heap(mut f: impl FnMut(&HeapCore, bool)) {
 /// Adopts an abandoned heap or creates one. Null when out of memory.
 pub(crate) fn acquire() -> *const HeapCore {
     crate::report::init_free_key();
-    // A heap borrowed for a free is abandoned again within a few hundred
-    // nanoseconds: wait a little for one rather than map a new heap.
-    for _ in 0..64 {
+    // A borrowed heap (the sweep draining and decaying it, a statistics
+    // snapshot) is abandoned again shortly: wait for it rather than map a
+    // new heap, spinning at first, then yielding for up to about 20 ms (a
+    // sweep beside a new thread is the common case since the decay thread
+    // runs it; under emulation it takes milliseconds).
+    let mut waited_from = None;
+    for i in 0u32.. {
         let mut found: *const HeapCore = ptr::null();
         let mut borrowed = false;
         for_each_heap(|h, abandoned| {
@@ -119,7 +123,15 @@ pub(crate) fn acquire() -> *const HeapCore {
         if !borrowed {
             break;
         }
-        crate::sync::spin_wait();
+        if i < 64 {
+            crate::sync::spin_wait();
+            continue;
+        }
+        let now = os::now_ms();
+        if now.saturating_sub(*waited_from.get_or_insert(now)) > 20 {
+            break;
+        }
+        os::yield_now();
     }
     let len = core::mem::size_of::<HeapCore>().next_multiple_of(PAGE);
     let p: *mut HeapCore = os::map(len, PAGE).cast();
