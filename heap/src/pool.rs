@@ -109,16 +109,17 @@ pub(crate) fn pool_bytes() -> usize {
 /// would otherwise keep its pooled maps, and the heaps its exited threads
 /// left, until some later slow path, and a live thread that allocates only
 /// from its fast path would reach its next check late (`nudge.rs`). It
-/// starts with the first map pooled or deadline published while decay is
-/// on (once per process; never in a forked child of a process that
-/// started one, whose slow paths decay as before: the child of a threaded
-/// program may run only async-signal-safe code until it `exec`s, and
-/// creating a thread is not), sleeps until the pool's pass, the sweep of
-/// abandoned heaps or the nudge of live ones is due, and runs them (the
-/// first two as a slow path would, each taking its own lock or borrows;
-/// the nudge only zeroes counts). It never allocates, blocks every signal, and a thread that
-/// cannot be created (or `Options::decay_thread` off) leaves the slow paths
-/// to do the work.
+/// starts with the first map pooled, or at the first slow-path check that
+/// sees a decay deadline pending, while decay is on (once per process;
+/// never in a forked child of a process that started one, whose slow paths
+/// decay as before: the child of a threaded program may run only
+/// async-signal-safe code until it `exec`s, and creating a thread is not),
+/// sleeps until the pool's pass, the sweep of abandoned heaps or the nudge
+/// of live ones is due, and runs them (the first two as a slow path would,
+/// each taking its own lock or borrows; the nudge only zeroes counts). It
+/// never allocates, blocks every signal, and a thread that cannot be
+/// created (or `Options::decay_thread` off) leaves the slow paths to do
+/// the work.
 #[cfg(all(feature = "std", target_os = "linux", not(miri), not(keel_loom)))]
 pub(crate) mod thread {
     use super::{NEVER, POOL_DUE};
