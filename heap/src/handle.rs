@@ -14,7 +14,7 @@ use core::ptr::{self, NonNull};
 ///
 /// The handle owns one heap: allocation and freeing of its own blocks need no
 /// lock. It can move to another thread (`Send`) but not be shared (`!Sync`).
-/// Blocks may be freed through any handle or [`raw::free`], from any thread;
+/// Blocks may be freed through any handle or [`raw::free`](crate::raw::free), from any thread;
 /// a block of another heap goes to that heap's foreign list. Dropping the
 /// handle abandons the heap: its blocks stay valid, frees still work, and the
 /// next new heap adopts it.
@@ -164,7 +164,7 @@ impl Heap {
         }
     }
 
-    /// Runs the GC passes (page release amortized, see [`Options`]).
+    /// Runs the GC passes (page release amortized, see [`Options`](crate::Options)).
     pub fn gc(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::run(self.core(), gc::Release::Amortized) }
