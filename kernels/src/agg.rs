@@ -1,6 +1,6 @@
 //! Aggregates over a column: sum, min, max, min-max and count. Each comes
 //! plain (every row, infallible) and `_masked`, over the rows a
-//! [`Mask`](crate::mask::Mask) counts: a validity bitmap (nulls skipped),
+//! [`Mask`] counts: a validity bitmap (nulls skipped),
 //! a selection (a bitmap or a selection vector), or both; bits past the
 //! rows are ignored.
 //!

@@ -206,7 +206,7 @@ pub fn combine_i64_column(keys: &[i64], acc: &mut [u64]) -> Result<(), Error> {
 }
 
 impl Kernels {
-    /// [`hash_u64_column`](crate::hash::hash_u64_column) at this handle's level.
+    /// [`hash_u64_column`] at this handle's level.
     pub fn hash_u64_column(self, keys: &[u64], seed: u64, out: &mut [u64]) -> Result<(), Error> {
         check_len("hash_u64_column: out", keys.len(), out.len())?;
         self.hash_block(keys, seed, out);
@@ -232,7 +232,7 @@ impl Kernels {
         )
     }
 
-    /// [`combine_u64_column`](crate::hash::combine_u64_column) at this
+    /// [`combine_u64_column`] at this
     /// handle's level.
     pub fn combine_u64_column(self, keys: &[u64], acc: &mut [u64]) -> Result<(), Error> {
         check_len("combine_u64_column: acc", keys.len(), acc.len())?;

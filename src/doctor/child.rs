@@ -139,7 +139,7 @@ pub struct Budget {
 /// A child's start: process, topology, pool (about 20 ms measured).
 const START: Duration = Duration::from_millis(30);
 /// Writing a fresh buffer, page faults included: 0.8 to 2 ns a byte
-/// measured on a loaded 2-core Zen 4, single-threaded as [`column`] does.
+/// measured on a loaded 2-core Zen 4, single-threaded as [`column()`] does.
 const FILL_NS_PER_BYTE: f64 = 1.5;
 
 impl Budget {
