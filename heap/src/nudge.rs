@@ -63,8 +63,8 @@ impl Nudge {
         self.ticks.store(n, Ordering::Relaxed);
     }
 
-    /// The count (tests).
-    #[cfg(test)]
+    /// The count (the raw layer's tests).
+    #[cfg(all(test, not(keel_loom)))]
     pub(crate) fn ticks(&self) -> u32 {
         self.ticks.load(Ordering::Relaxed)
     }
