@@ -279,10 +279,11 @@ fn short_output_is_an_error() {
 }
 
 /// Columns of 16 MiB and more write their bitmap with non-temporal stores
-/// (under Miri that path starts at 128 bytes, so the sweeps above run it):
-/// natively, one column per width just past the switch, at an odd length
-/// and start, equals the scalar twin at every level, and its `and` form
-/// still ands.
+/// at the AVX-512 level, and from 1 MiB on the AVX2 level prefetches them
+/// (under Miri both paths start at the smallest columns, so the sweeps
+/// above run them): natively, one column per width just past the switches,
+/// at an odd length and start, equals the scalar twin at every level, and
+/// its `and` form still ands.
 #[test]
 #[cfg_attr(miri, ignore = "the sweeps cover the streaming path under Miri")]
 fn columns_past_the_streaming_switch_equal_scalar() {

@@ -6,6 +6,7 @@
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
+use crate::arch::x86_64::{PREFETCH_MIN_BYTES, prefetch_lines};
 use core::arch::x86_64::*;
 
 pub(crate) use super::narrow::{
@@ -106,6 +107,10 @@ macro_rules! narrow_sum {
             let full = v.len() / 64;
             let mut total: $sum = 0;
             let mut b = 0;
+            // From DRAM the 256-bit loads alone ran at 0.66-0.70 of arrow's
+            // i32 sum at 128 Mi rows, 0.98-1.02 with it (the 64-bit and
+            // float sums, already past arrow, gained nothing).
+            let prefetch = core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES;
             while b < full {
                 let end = full.min(b + FLUSH_BLOCKS);
                 // SAFETY: every load reads 8 rows inside block `b < full`,
@@ -116,6 +121,9 @@ macro_rules! narrow_sum {
                     while b < end {
                         let m = m.word(b);
                         let base = v.as_ptr().add(b * 64);
+                        if prefetch {
+                            prefetch_lines(base.cast(), 64 * core::mem::size_of::<$t>());
+                        }
                         if m == !0 {
                             for j in 0..8 {
                                 let x = _mm256_loadu_si256(base.add(8 * j).cast());

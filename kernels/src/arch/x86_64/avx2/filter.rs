@@ -8,6 +8,7 @@
 
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::filter::{self as scalar, EQ, GE, GT, LE, LT, NE, sink, tail_out};
+use crate::arch::x86_64::{PREFETCH_MIN_BYTES, prefetch_lines};
 use core::arch::x86_64::*;
 
 pub(crate) use super::narrow::{filter_i8, filter_i16, filter_u8, filter_u16};
@@ -24,8 +25,13 @@ const STEP: usize = 8;
 /// for 16-bit columns (32 vectors) spilled past AVX2's 16 registers and ran
 /// slower in cache. Every filter leaf (here and in `narrow.rs`) runs its
 /// full blocks through this.
+///
+/// `v` is the column the words are computed from: one of at least
+/// `PREFETCH_MIN_BYTES` is prefetched ahead of the loads, a step's lines at
+/// a time (the loop is written twice, so a column in cache pays nothing).
 #[inline(always)]
-pub(super) fn blocks<const SINK: u8>(
+pub(super) fn blocks<const SINK: u8, T>(
+    v: &[T],
     full: usize,
     out: &mut [u64],
     m: RowMask<'_>,
@@ -33,6 +39,20 @@ pub(super) fn blocks<const SINK: u8>(
 ) -> usize {
     let mut n = 0;
     let mut blk = 0;
+    let step_bytes = STEP * 64 * core::mem::size_of::<T>();
+    if core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES {
+        let base = v.as_ptr().cast::<u8>();
+        while blk + STEP <= full {
+            prefetch_lines(
+                base.wrapping_add(blk * 64 * core::mem::size_of::<T>()),
+                step_bytes,
+            );
+            for k in 0..STEP {
+                n += sink::<SINK>(out, blk + k, word(blk + k), m);
+            }
+            blk += STEP;
+        }
+    }
     while blk + STEP <= full {
         for k in 0..STEP {
             n += sink::<SINK>(out, blk + k, word(blk + k), m);
@@ -139,7 +159,7 @@ macro_rules! filter_leaf {
                 let $c = c2;
                 $splat
             };
-            let n = blocks::<SINK>(full, out, m, |blk| {
+            let n = blocks::<SINK, $t>(v, full, out, m, |blk| {
                 // SAFETY: `blocks` passes `blk < full`, so the loads read L
                 // rows inside `v`; AVX2 is enabled.
                 unsafe {

@@ -124,7 +124,7 @@ macro_rules! filter_leaf {
                     _mm256_xor_si256(splat(c2), flip),
                 )
             };
-            let n = blocks::<SINK>(full, out, m, |blk| {
+            let n = blocks::<SINK, $t>(v, full, out, m, |blk| {
                 // SAFETY: `blocks` passes `blk < full`, so the loads read
                 // rows inside `v`; AVX2 is enabled.
                 unsafe {
