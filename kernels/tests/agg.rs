@@ -197,6 +197,59 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
     }
 }
 
+/// From 1 MiB on the AVX2 leaves prefetch ahead and walk the blocks in
+/// chunks (under Miri from the smallest columns, so the sweeps above run
+/// that loop): natively, a column of each width past the switch, at an odd
+/// length and start, gives the scalar twin's min, max and sum at every
+/// level, with and without validity.
+#[test]
+#[cfg_attr(miri, ignore = "the sweeps cover the prefetching loop under Miri")]
+fn columns_past_the_prefetch_switch_equal_scalar() {
+    fn check<T: Gen>(rows: usize)
+    where
+        T::Sum: core::fmt::Debug,
+    {
+        let buf: Vec<T> = column(Pattern::Any, rows + 1, 11);
+        let v = &buf[1..];
+        let valid: Vec<u64> = (0..rows.div_ceil(64) as u64)
+            .map(|i| !0u64 ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .collect();
+        let s = Kernels::scalar();
+        for val in [None, Some(&valid[..])] {
+            let want = s.min_max_masked(v, val).unwrap();
+            let want_sum = s.sum_masked(v, val).unwrap();
+            for k in simd_levels() {
+                let got = k.min_max_masked(v, val).unwrap();
+                assert!(
+                    opt_same(got.map(|m| m.0), want.map(|m| m.0))
+                        && opt_same(got.map(|m| m.1), want.map(|m| m.1)),
+                    "min_max {} {}: {got:?} != {want:?}",
+                    k.level(),
+                    T::NAME
+                );
+                let mn = k.min_masked(v, val).unwrap();
+                assert!(
+                    opt_same(mn, want.map(|m| m.0)),
+                    "min {} {}",
+                    k.level(),
+                    T::NAME
+                );
+                let got_sum = k.sum_masked(v, val).unwrap();
+                assert!(
+                    sum_same::<T>(got_sum, want_sum),
+                    "sum {} {}: {got_sum:?} != {want_sum:?}",
+                    k.level(),
+                    T::NAME
+                );
+            }
+        }
+    }
+    check::<i64>((1 << 17) + 77);
+    check::<f64>((1 << 17) + 77);
+    check::<i32>((1 << 18) + 77);
+    check::<u32>((1 << 18) + 77);
+}
+
 /// The 16-bit sums flush their 32-bit lanes every 2^14 blocks (1 Mi rows):
 /// extremes over 3 Mi rows cross two flushes.
 #[test]
