@@ -200,8 +200,8 @@ fn i32_and_u32_sums_past_lane_flushes_are_exact() {
 /// From 1 MiB on the AVX2 leaves prefetch ahead and walk the blocks in
 /// chunks (under Miri from the smallest columns, so the sweeps above run
 /// that loop): natively, a column of each width past the switch, at an odd
-/// length and start, gives the scalar twin's min, max and sum at every
-/// level, with and without validity.
+/// length and start, gives the scalar twin's min, max, sum and count at
+/// every level, with and without validity.
 #[test]
 #[cfg_attr(miri, ignore = "the sweeps cover the prefetching loop under Miri")]
 fn columns_past_the_prefetch_switch_equal_scalar() {
@@ -231,6 +231,13 @@ fn columns_past_the_prefetch_switch_equal_scalar() {
                 assert!(
                     opt_same(mn, want.map(|m| m.0)),
                     "min {} {}",
+                    k.level(),
+                    T::NAME
+                );
+                assert_eq!(
+                    k.count_masked(v, val).unwrap(),
+                    s.count_masked(v, val).unwrap(),
+                    "count {} {}",
                     k.level(),
                     T::NAME
                 );

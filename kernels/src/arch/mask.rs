@@ -125,7 +125,7 @@ impl<'a> RowMask<'a> {
     /// is then bit `i % 64` of word `i / 64`); `None` otherwise.
     #[cfg_attr(
         not(all(target_arch = "x86_64", target_feature = "sse2")),
-        allow(dead_code) // the AVX-512 count uses it
+        allow(dead_code) // the AVX2 and AVX-512 counts use it
     )]
     #[inline(always)]
     pub(crate) fn aligned_words(&self) -> Option<&'a [u64]> {
