@@ -47,6 +47,24 @@ pub(crate) fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
     n
 }
 
+/// Rows among the first `rows` that a word-aligned bitmap `w` counts
+/// (`RowMask::aligned_words`), with `popcount` for its full words: the SIMD
+/// leaves' count, each passing its level's popcount.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code) // the AVX2 and AVX-512 counts use it
+)]
+#[inline(always)]
+pub(crate) fn count_words(w: &[u64], rows: usize, popcount: impl FnOnce(&[u64]) -> usize) -> usize {
+    let full = (rows / 64).min(w.len());
+    let mut n = popcount(&w[..full]);
+    if !rows.is_multiple_of(64) {
+        let last = w.get(rows / 64).copied().unwrap_or(0);
+        n += (last & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
+    }
+    n
+}
+
 /// Rows among the first `rows` that `m` counts.
 #[inline(always)]
 pub(crate) fn count_mask(m: RowMask<'_>, rows: usize) -> usize {

@@ -71,14 +71,8 @@ pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usiz
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
     if let Some(w) = m.aligned_words() {
-        let full = (rows / 64).min(w.len());
         // SAFETY: AVX2 is enabled.
-        let mut n = unsafe { popcount(&w[..full]) };
-        if !rows.is_multiple_of(64) {
-            let last = w.get(rows / 64).copied().unwrap_or(0);
-            n += (last & ((1u64 << (rows % 64)) - 1)).count_ones() as usize;
-        }
-        return n;
+        return scalar::count_words(w, rows, |full| unsafe { popcount(full) });
     }
     scalar::count_mask(m, rows)
 }
