@@ -279,7 +279,8 @@ impl Kernels {
 /// same (the same lanes in the same order). `bench/src/bin/sums.rs`
 /// measures it. Under Miri, 4 KiB, so that the columns Miri runs take it.
 /// Not on `cpu::wide_sums` CPUs (Intel): there the wider loads stream the
-/// faster (see `cpu::wide_sums`).
+/// faster (see `cpu::wide_sums`), or on some models the 256-bit ones
+/// ([`sum_takes_avx2`]).
 pub(crate) const SUM_STREAM_FROM_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 64 << 20 };
 
 /// Whether an unmasked sum of `rows` values of `T` at `level` runs the
@@ -292,6 +293,24 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
         && core::mem::size_of::<T>() == 8
         && rows.saturating_mul(8) >= SUM_STREAM_FROM_BYTES
         && !crate::cpu::wide_sums()
+}
+
+/// Whether an unmasked sum of `rows` values of `T` at `level` runs the
+/// AVX2 leaf: at the AVX-512 level, for 4- and 8-byte values, from
+/// [`SUM_STREAM_FROM_BYTES`] on, on CPUs where `cpu::dram_sums_256` holds
+/// (there the 256-bit loads stream faster from DRAM than either 512-bit
+/// form). The same lanes in the same order, so the same sum.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
+#[inline]
+pub(crate) fn sum_takes_avx2<T>(level: crate::cpu::Level, rows: usize) -> bool {
+    let size = core::mem::size_of::<T>();
+    level == crate::cpu::Level::Avx512
+        && size >= 4
+        && rows.saturating_mul(size) >= SUM_STREAM_FROM_BYTES
+        && crate::cpu::dram_sums_256()
 }
 
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
@@ -362,6 +381,23 @@ mod tests {
                 sc.sum_masked(&f, Some(&nulls[..])),
             );
             assert_eq!(a.unwrap().to_bits(), b.unwrap().to_bits(), "masked f64 {l}");
+        }
+        // The other types `sum_takes_avx2` routes, past the switch too: the
+        // 32-bit columns have twice the rows.
+        let u: alloc::vec::Vec<u64> = i.iter().map(|&x| x as u64).collect();
+        let i32s: alloc::vec::Vec<i32> = i
+            .iter()
+            .flat_map(|&x| [x as i32, (x >> 32) as i32])
+            .collect();
+        let u32s: alloc::vec::Vec<u32> = i32s.iter().map(|&x| x as u32).collect();
+        let f32s: alloc::vec::Vec<f32> = i32s.iter().map(|&x| (x % 100_000) as f32 / 7.0).collect();
+        assert!(i32s.len() * 4 >= SUM_STREAM_FROM_BYTES);
+        for k in Kernels::supported() {
+            let l = k.level();
+            assert_eq!(k.sum(&u), sc.sum(&u), "u64 {l}");
+            assert_eq!(k.sum(&i32s), sc.sum(&i32s), "i32 {l}");
+            assert_eq!(k.sum(&u32s), sc.sum(&u32s), "u32 {l}");
+            assert_eq!(k.sum(&f32s).to_bits(), sc.sum(&f32s).to_bits(), "f32 {l}");
         }
     }
 

@@ -298,12 +298,18 @@ fn env_cap() -> Option<Level> {
     None
 }
 
-/// 0 = not yet read, else [`wide_sums_code`]'s answer.
-static WIDE_SUMS: AtomicU8 = AtomicU8::new(0);
+/// 0 = not yet read, else [`sum_plan`]'s bits.
+static SUM_PLAN: AtomicU8 = AtomicU8::new(0);
+
+/// [`SUM_PLAN`]'s bits: read; the wide loops; VNNI; 256-bit from DRAM.
+const PLAN_READ: u8 = 1;
+const PLAN_WIDE: u8 = 2;
+const PLAN_VNNI: u8 = 4;
+const PLAN_DRAM_256: u8 = 8;
 
 /// Whether unmasked sums at the AVX-512 level run the wide loops
 /// (`arch::x86_64::avx512::agg::sum_all_*`: eight 512-bit accumulators and
-/// no block masks, at every size) rather than the masked leaves and, past
+/// no block masks) rather than the masked leaves and, past
 /// `agg::SUM_STREAM_FROM_BYTES`, the 128-bit loop. A choice of speed, not
 /// of result (every loop gives the scalar twin's bits), made by vendor, as
 /// measured: on an Intel Xeon (family 6 model 207) the 512-bit loop with
@@ -314,32 +320,96 @@ static WIDE_SUMS: AtomicU8 = AtomicU8::new(0);
 /// so that Miri checks them; without `std`, not.
 #[inline]
 pub(crate) fn wide_sums() -> bool {
-    wide_sums_code() >= 2
+    sum_plan() & PLAN_WIDE != 0
 }
 
 /// Whether [`wide_sums`] holds and the CPU has AVX-512 VNNI, so the wide
 /// exact `i32` sum adds its high halves with `vpdpwssd`.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 #[inline]
 pub(crate) fn wide_sums_vnni() -> bool {
-    wide_sums_code() == 3
+    sum_plan() & PLAN_VNNI != 0
 }
 
-/// 1: no wide sums; 2: wide sums; 3: wide sums with VNNI.
+/// Whether unmasked sums of 4- and 8-byte values at the AVX-512 level take
+/// the AVX2 leaves past `agg::SUM_STREAM_FROM_BYTES` (`agg::sum_takes_avx2`).
+/// As measured on an Intel Xeon that reports family 6 model 167 (a 2-core
+/// KVM guest with AVX-512): from DRAM the 256-bit leaves read i64 and f64
+/// 1.12-1.2x as fast as either 512-bit form (the wide loop, the masked
+/// leaf), and i32 and f32 as fast or up to 1.18x; in cache and up to 32 MiB
+/// columns they are level or slower. On model 207 the wide loop was the
+/// faster from DRAM (`bench/results/2026-12-03-kernels-sums-dram-intel.md`
+/// and the file it cites). So this holds
+/// on model 167 only, the one measured so; other models keep [`wide_sums`].
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 #[inline]
-fn wide_sums_code() -> u8 {
-    match WIDE_SUMS.load(Ordering::Relaxed) {
+pub(crate) fn dram_sums_256() -> bool {
+    sum_plan() & PLAN_DRAM_256 != 0
+}
+
+/// The sum plan's bits, read once and cached.
+#[inline]
+fn sum_plan() -> u8 {
+    match SUM_PLAN.load(Ordering::Relaxed) {
         0 => {
-            let c = match (is_intel(), has_vnni()) {
-                (false, _) => 1,
-                (true, false) => 2,
-                (true, true) => 3,
-            };
-            WIDE_SUMS.store(c, Ordering::Relaxed);
+            let mut c = PLAN_READ;
+            if is_intel() {
+                c |= PLAN_WIDE;
+                if has_vnni() {
+                    c |= PLAN_VNNI;
+                }
+                if family_model() == (6, 167) {
+                    c |= PLAN_DRAM_256;
+                }
+            }
+            SUM_PLAN.store(c, Ordering::Relaxed);
             c
         }
         c => c,
     }
+}
+
+/// cpuid leaf 1's display family and model (the extended fields folded in
+/// as the vendors document: the extended model for families 6 and 15).
+#[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
+fn family_model() -> (u32, u32) {
+    // SAFETY: leaf 1 exists on every x86-64 CPU; cpuid touches no memory.
+    #[allow(unused_unsafe)]
+    let a = unsafe { core::arch::x86_64::__cpuid(1) }.eax;
+    decode_family_model(a)
+}
+
+/// Without runtime detection, no model (static choices only).
+#[cfg(not(all(target_arch = "x86_64", feature = "std", not(miri))))]
+fn family_model() -> (u32, u32) {
+    (0, 0)
+}
+
+/// Decodes cpuid leaf 1's `eax` into (family, model).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", feature = "std", not(miri))),
+    allow(dead_code)
+)]
+fn decode_family_model(eax: u32) -> (u32, u32) {
+    let base_family = (eax >> 8) & 0xf;
+    let base_model = (eax >> 4) & 0xf;
+    let family = if base_family == 0xf {
+        base_family + ((eax >> 20) & 0xff)
+    } else {
+        base_family
+    };
+    let model = if base_family == 6 || base_family == 0xf {
+        base_model | ((eax >> 12) & 0xf0)
+    } else {
+        base_model
+    };
+    (family, model)
 }
 
 #[cfg(all(target_arch = "x86_64", feature = "std", not(miri)))]
@@ -459,6 +529,18 @@ fn detect() -> Level {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// cpuid leaf 1 signatures decode to the documented family and model.
+    #[test]
+    fn family_and_model_decode_as_documented() {
+        // Family 6 model 167 stepping 1; Emerald Rapids (6, 207); Zen 4
+        // (family 0x19 = 15 + 10, model 0x11); a family-5 part (no
+        // extended model).
+        assert_eq!(decode_family_model(0x000A_0671), (6, 167));
+        assert_eq!(decode_family_model(0x000C_06F2), (6, 207));
+        assert_eq!(decode_family_model(0x00A1_0F11), (25, 17));
+        assert_eq!(decode_family_model(0x0001_0543), (5, 4));
+    }
 
     #[test]
     fn clamp_never_exceeds_support() {

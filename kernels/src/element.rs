@@ -159,6 +159,12 @@ macro_rules! element {
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                if m.is_all() && crate::agg::sum_takes_avx2::<$t>(k.level(), v.len()) {
+                    // SAFETY: a Kernels at Avx512 exists only if the CPU
+                    // supports it, and that level includes AVX2.
+                    return unsafe { a2::$sum(v, m) };
+                }
                 $(
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if m.is_all()
