@@ -297,7 +297,7 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
 
 /// Whether an unmasked sum of `rows` values of `T` at `level` runs the
 /// AVX2 leaf: at the AVX-512 level, for 4- and 8-byte values, from
-/// [`SUM_STREAM_FROM_BYTES`] on, on CPUs where `cpu::dram_sums_256` holds
+/// [`SUM_STREAM_FROM_BYTES`] on, on CPUs where `cpu::dram_256` holds
 /// (there the 256-bit loads stream faster from DRAM than either 512-bit
 /// form). The same lanes in the same order, so the same sum.
 #[cfg_attr(
@@ -310,7 +310,7 @@ pub(crate) fn sum_takes_avx2<T>(level: crate::cpu::Level, rows: usize) -> bool {
     level == crate::cpu::Level::Avx512
         && size >= 4
         && rows.saturating_mul(size) >= SUM_STREAM_FROM_BYTES
-        && crate::cpu::dram_sums_256()
+        && crate::cpu::dram_256()
 }
 
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.

@@ -334,22 +334,25 @@ pub(crate) fn wide_sums_vnni() -> bool {
     sum_plan() & PLAN_VNNI != 0
 }
 
-/// Whether unmasked sums of 4- and 8-byte values at the AVX-512 level take
-/// the AVX2 leaves past `agg::SUM_STREAM_FROM_BYTES` (`agg::sum_takes_avx2`).
-/// As measured on an Intel Xeon that reports family 6 model 167 (a 2-core
-/// KVM guest with AVX-512): from DRAM the 256-bit leaves read i64 and f64
-/// 1.12-1.2x as fast as either 512-bit form (the wide loop, the masked
-/// leaf), and i32 and f32 as fast or up to 1.18x; in cache and up to 32 MiB
-/// columns they are level or slower. On model 207 the wide loop was the
-/// faster from DRAM (`bench/results/2026-12-03-kernels-sums-dram-intel.md`
-/// and the file it cites). So this holds
-/// on model 167 only, the one measured so; other models keep [`wide_sums`].
+/// Whether streaming kernels at the AVX-512 level take the AVX2 leaves for
+/// columns past `agg::SUM_STREAM_FROM_BYTES`: unmasked sums of 4- and
+/// 8-byte values (`agg::sum_takes_avx2`) and filters of 8-byte values
+/// (`filter::filter_level`). As measured on an Intel Xeon that reports
+/// family 6 model 167 (a 2-core KVM guest with AVX-512; its L3 reads as
+/// 480 MiB, so the host may be a later part than that model number
+/// names): from DRAM the 256-bit leaves read i64 and f64 sums 1.12-1.2x
+/// as fast as either 512-bit form (the wide loop, the masked leaf), i32
+/// and f32 sums as fast or up to 1.18x, and 64-bit filters 1.25-1.3x; in
+/// cache, up to 32 MiB columns, and for narrower filters they are level or
+/// slower. On model 207 the wide sums were the faster from DRAM
+/// (`bench/results/2026-12-03-kernels-sums-dram-intel.md` and the file it
+/// cites). So this holds on model 167 only, the one measured so.
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn dram_sums_256() -> bool {
+pub(crate) fn dram_256() -> bool {
     sum_plan() & PLAN_DRAM_256 != 0
 }
 

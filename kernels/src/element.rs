@@ -196,10 +196,13 @@ macro_rules! element {
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::filter as a2, avx512::filter as a5};
                 let (op, c1, c2) = pred.code();
+                // Avx512 or lower: a level the CPU supports (dispatch!'s
+                // contract), since the AVX-512 level includes AVX2.
+                let level = crate::filter::filter_level::<$t>(k.level(), v.len());
                 macro_rules! arm {
                     ($o:ident, $s:ident) => {
                         dispatch!(
-                            k.level(),
+                            level,
                             sc::filter_code::<{ sc::$o }, { sc::$s }, $t>,
                             a2::$filter::<{ sc::$o }, { sc::$s }>,
                             a5::$filter::<{ sc::$o }, { sc::$s }>,

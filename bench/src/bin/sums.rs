@@ -14,7 +14,7 @@
 //! sums at the AVX-512 level run the wide loops at every size
 //! (`cpu::wide_sums`), and "keel avx512" is the same as "keel"; on Intel
 //! family 6 model 167 those of 4- and 8-byte values from 64 MiB on run the
-//! AVX2 leaf (`cpu::dram_sums_256`), so there all three keel columns are
+//! AVX2 leaf (`cpu::dram_256`), so there all three keel columns are
 //! that leaf.
 //!
 //! ```sh
