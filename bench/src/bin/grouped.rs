@@ -17,7 +17,7 @@
 
 use arrow_array::UInt8Array;
 use arrow_array::UInt16Array;
-use keel_bench::{Contender, black_box, cli, help, interleave, print_table};
+use keel_bench::{Contender, black_box, cli, help, interleave, print_table, read_pass};
 use keel_kernels::filter::CmpOp;
 use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
 use keel_kernels::hll::HyperLogLog;
@@ -56,63 +56,6 @@ fn ns_per_row(rows: usize, mut f: impl FnMut()) -> f64 {
         f();
     }
     t.elapsed().as_nanos() as f64 / (rows * iters) as f64
-}
-
-/// The ceiling loop: a read of every byte of `v` with eight independent
-/// 512-bit accumulators (no add chain to wait on).
-fn read_pass(v: &[u8]) -> u64 {
-    use std::arch::x86_64::*;
-    #[target_feature(enable = "avx512f")]
-    unsafe fn wide(v: &[u8]) -> u64 {
-        let mut acc = [_mm512_setzero_si512(); 8];
-        for c in v.chunks_exact(512) {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 512 bytes.
-                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(64 * j).cast()) };
-                *a = _mm512_xor_si512(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm512_setzero_si512(), |a, &b| _mm512_xor_si512(a, b));
-        _mm512_reduce_add_epi64(s) as u64
-    }
-    assert_eq!(
-        cpu::detected(),
-        cpu::Level::Avx512,
-        "the read pass needs AVX-512"
-    );
-    // SAFETY: checked just above.
-    unsafe { wide(v) }
-}
-
-/// [`read_pass`] with 256-bit loads: on some CPUs (an Intel family 6
-/// model 167 guest) these stream DRAM faster, so the 128 Mi-row yardstick
-/// is the faster of the two passes.
-fn read_pass_256(v: &[u8]) -> u64 {
-    use std::arch::x86_64::*;
-    #[target_feature(enable = "avx2")]
-    unsafe fn narrow(v: &[u8]) -> u64 {
-        let mut acc = [_mm256_setzero_si256(); 8];
-        for c in v.chunks_exact(256) {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 256 bytes.
-                let x = unsafe { _mm256_loadu_si256(c.as_ptr().add(32 * j).cast()) };
-                *a = _mm256_xor_si256(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm256_setzero_si256(), |a, &b| _mm256_xor_si256(a, b));
-        (_mm256_extract_epi64::<0>(s) ^ _mm256_extract_epi64::<3>(s)) as u64
-    }
-    assert_eq!(
-        cpu::detected(),
-        cpu::Level::Avx512,
-        "the read pass needs AVX-512"
-    );
-    // SAFETY: an AVX-512 CPU (checked just above) has AVX2.
-    unsafe { narrow(v) }
 }
 
 const USAGE: &str = "usage: grouped [--rounds N] [--big-log2 N] [--only SECTION[,SECTION...]]\n  \
@@ -226,12 +169,12 @@ fn compare_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
                 };
                 c.push(Contender::new("read pass", move || {
                     gbps(bytes, || {
-                        black_box(read_pass(black_box(bytes_view)));
+                        black_box(read_pass::<512>(black_box(bytes_view)));
                     })
                 }));
                 c.push(Contender::new("read pass 256", move || {
                     gbps(bytes, || {
-                        black_box(read_pass_256(black_box(bytes_view)));
+                        black_box(read_pass::<256>(black_box(bytes_view)));
                     })
                 }));
             }
@@ -293,7 +236,9 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
                 // same memory as bytes.
                 let vb = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), 8 * n) };
                 ns_per_row(n, || {
-                    black_box(read_pass(black_box(&codes)) ^ read_pass(black_box(vb)));
+                    black_box(
+                        read_pass::<512>(black_box(&codes)) ^ read_pass::<512>(black_box(vb)),
+                    );
                 })
             }),
             Contender::new("HashMap", || {
@@ -367,7 +312,7 @@ fn hll_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
             let sb =
                 unsafe { std::slice::from_raw_parts(sel.as_ptr().cast::<u8>(), 8 * sel.len()) };
             ns_per_row(n, || {
-                black_box(read_pass(black_box(kb)) ^ read_pass(black_box(sb)));
+                black_box(read_pass::<512>(black_box(kb)) ^ read_pass::<512>(black_box(sb)));
             })
         }));
         let m = interleave(a.rounds, &mut c);

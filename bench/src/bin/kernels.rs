@@ -17,7 +17,7 @@
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
-use keel_bench::{Contender, black_box, cli, help, interleave, print_table};
+use keel_bench::{Contender, black_box, bytes_of, cli, help, interleave, print_table, read_pass};
 use keel_kernels::filter::{CmpOp, Predicate};
 use keel_kernels::{Element, Kernels, cpu};
 use std::time::Instant;
@@ -352,63 +352,6 @@ impl Ctx<'_> {
             }
         );
     }
-}
-
-/// A read of every byte of `v` (xor-folded, eight independent
-/// accumulators) with `BITS`-wide loads: 512 needs AVX-512, else AVX2 is
-/// used, else plain words. On some CPUs the 256-bit loads stream DRAM the
-/// faster, so both run and the yardstick is the faster.
-fn read_pass<const BITS: usize>(v: &[u8]) -> u64 {
-    use std::arch::x86_64::*;
-    #[target_feature(enable = "avx512f")]
-    unsafe fn r512(v: &[u8]) -> u64 {
-        let mut acc = [_mm512_setzero_si512(); 8];
-        let mut ch = v.chunks_exact(512);
-        for c in &mut ch {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 512 bytes.
-                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(64 * j).cast()) };
-                *a = _mm512_xor_si512(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm512_setzero_si512(), |a, &b| _mm512_xor_si512(a, b));
-        _mm512_reduce_add_epi64(s) as u64 ^ tail(ch.remainder())
-    }
-    #[target_feature(enable = "avx2")]
-    unsafe fn r256(v: &[u8]) -> u64 {
-        let mut acc = [_mm256_setzero_si256(); 8];
-        let mut ch = v.chunks_exact(256);
-        for c in &mut ch {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 256 bytes.
-                let x = unsafe { _mm256_loadu_si256(c.as_ptr().add(32 * j).cast()) };
-                *a = _mm256_xor_si256(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm256_setzero_si256(), |a, &b| _mm256_xor_si256(a, b));
-        (_mm256_extract_epi64::<0>(s) ^ _mm256_extract_epi64::<3>(s)) as u64 ^ tail(ch.remainder())
-    }
-    fn tail(v: &[u8]) -> u64 {
-        v.iter().fold(0u64, |a, &b| a.rotate_left(8) ^ u64::from(b))
-    }
-    match (BITS, cpu::detected()) {
-        // SAFETY: detected() says the CPU supports AVX-512.
-        (512, cpu::Level::Avx512) => unsafe { r512(v) },
-        // SAFETY: AVX-512 and AVX2 CPUs both have AVX2.
-        (_, cpu::Level::Avx512 | cpu::Level::Avx2) => unsafe { r256(v) },
-        _ => tail(v),
-    }
-}
-
-/// The bytes of a slice of plain numbers.
-fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
-    // SAFETY: any initialised memory of `T` (plain numbers here) reads as
-    // bytes; the length is the slice's size in bytes.
-    unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), std::mem::size_of_val(v)) }
 }
 
 fn run_type<T: Bench>(ctx: &mut Ctx<'_>, sizes: &[usize], nullable: bool, filters: bool) {

@@ -25,7 +25,7 @@
 
 use arrow_array::types::{Float64Type, Int32Type, Int64Type};
 use arrow_array::{ArrowPrimitiveType, PrimitiveArray};
-use keel_bench::{Contender, black_box, cli, help, median, print_table};
+use keel_bench::{Contender, black_box, bytes_of, cli, help, median, print_table, read_pass};
 use keel_kernels::{Element, Kernels, cpu};
 use std::arch::x86_64::*;
 use std::time::Instant;
@@ -113,50 +113,6 @@ mod ceiling {
         _mm512_reduce_add_epi32(s)
             .wrapping_add(ch.remainder().iter().fold(0i32, |a, &b| a.wrapping_add(b)))
     }
-
-    /// A read of every byte, xor-folded (no add chain to wait on).
-    ///
-    /// # Safety
-    /// The CPU supports AVX-512 F.
-    #[target_feature(enable = "avx512f")]
-    pub unsafe fn read(v: &[u8]) -> u64 {
-        let mut acc = [_mm512_setzero_si512(); 8];
-        let mut ch = v.chunks_exact(512);
-        for c in &mut ch {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 512 bytes.
-                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(64 * j).cast()) };
-                *a = _mm512_xor_si512(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm512_setzero_si512(), |a, &b| _mm512_xor_si512(a, b));
-        _mm512_reduce_add_epi64(s) as u64
-    }
-
-    /// [`read`] with 256-bit loads: on some CPUs these stream DRAM faster
-    /// (an Intel family 6 model 167 guest: 17-18 GB/s against 15-16), so
-    /// the yardstick is the faster of the two passes.
-    ///
-    /// # Safety
-    /// The CPU supports AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn read256(v: &[u8]) -> u64 {
-        let mut acc = [_mm256_setzero_si256(); 8];
-        let mut ch = v.chunks_exact(256);
-        for c in &mut ch {
-            for (j, a) in acc.iter_mut().enumerate() {
-                // SAFETY: the chunk holds 256 bytes.
-                let x = unsafe { _mm256_loadu_si256(c.as_ptr().add(32 * j).cast()) };
-                *a = _mm256_xor_si256(*a, x);
-            }
-        }
-        let s = acc
-            .iter()
-            .fold(_mm256_setzero_si256(), |a, &b| _mm256_xor_si256(a, b));
-        _mm256_extract_epi64::<0>(s) as u64 ^ _mm256_extract_epi64::<3>(s) as u64
-    }
 }
 
 trait Col: Element + arrow_array::ArrowNativeTypeOp {
@@ -232,8 +188,7 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
         let v = &values[..n];
         let a = arr.slice(0, n);
         let bytes = std::mem::size_of_val(v);
-        // SAFETY: any initialised memory reads as bytes.
-        let raw: &[u8] = unsafe { std::slice::from_raw_parts(v.as_ptr().cast(), bytes) };
+        let raw = bytes_of(v);
         let mut c = [
             Contender::new("keel", || {
                 gbps(bytes, || {
@@ -262,15 +217,13 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
                 })
             }),
             Contender::new("read pass", || {
-                // SAFETY: as above.
                 gbps(bytes, || {
-                    black_box(unsafe { ceiling::read(black_box(raw)) });
+                    black_box(read_pass::<512>(black_box(raw)));
                 })
             }),
             Contender::new("read pass 256", || {
-                // SAFETY: an AVX-512 CPU has AVX2.
                 gbps(bytes, || {
-                    black_box(unsafe { ceiling::read256(black_box(raw)) });
+                    black_box(read_pass::<256>(black_box(raw)));
                 })
             }),
         ];
