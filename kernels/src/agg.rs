@@ -280,7 +280,7 @@ impl Kernels {
 /// measures it. Under Miri, 4 KiB, so that the columns Miri runs take it.
 /// Not on `cpu::wide_sums` CPUs (Intel): there the wider loads stream the
 /// faster (see `cpu::wide_sums`), or on some models the 256-bit ones
-/// ([`sum_takes_avx2`]).
+/// ([`sum_level`]).
 pub(crate) const SUM_STREAM_FROM_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 64 << 20 };
 
 /// Whether an unmasked sum of `rows` values of `T` at `level` runs the
@@ -295,22 +295,19 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
         && !crate::cpu::wide_sums()
 }
 
-/// Whether an unmasked sum of `rows` values of `T` at `level` runs the
-/// AVX2 leaf: at the AVX-512 level, for 4- and 8-byte values, from
-/// [`SUM_STREAM_FROM_BYTES`] on, on CPUs where `cpu::dram_256` holds
-/// (there the 256-bit loads stream faster from DRAM than either 512-bit
-/// form). The same lanes in the same order, so the same sum.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2")),
-    allow(dead_code)
-)]
+/// The level an unmasked sum of `rows` values of `T` runs at: for 4- and
+/// 8-byte values, `cpu::dram_level`'s (on some CPUs the AVX2 leaf from
+/// [`SUM_STREAM_FROM_BYTES`] on: there the 256-bit loads stream DRAM
+/// faster than either 512-bit form); else `level`. The same lanes in the
+/// same order, so the same sum.
 #[inline]
-pub(crate) fn sum_takes_avx2<T>(level: crate::cpu::Level, rows: usize) -> bool {
+pub(crate) fn sum_level<T>(level: crate::cpu::Level, rows: usize) -> crate::cpu::Level {
     let size = core::mem::size_of::<T>();
-    level == crate::cpu::Level::Avx512
-        && size >= 4
-        && rows.saturating_mul(size) >= SUM_STREAM_FROM_BYTES
-        && crate::cpu::dram_256()
+    if size >= 4 {
+        crate::cpu::dram_level(level, rows.saturating_mul(size))
+    } else {
+        level
+    }
 }
 
 /// The kernels return (GREATEST, LEAST) for lanes with no counted value.
@@ -382,7 +379,7 @@ mod tests {
             );
             assert_eq!(a.unwrap().to_bits(), b.unwrap().to_bits(), "masked f64 {l}");
         }
-        // The other types `sum_takes_avx2` routes, past the switch too: the
+        // The other types `sum_level` routes, past the switch too: the
         // 32-bit columns have twice the rows.
         let u: alloc::vec::Vec<u64> = i.iter().map(|&x| x as u64).collect();
         let i32s: alloc::vec::Vec<i32> = i

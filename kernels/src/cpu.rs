@@ -336,8 +336,8 @@ pub(crate) fn wide_sums_vnni() -> bool {
 
 /// Whether streaming kernels at the AVX-512 level take the AVX2 leaves for
 /// columns past `agg::SUM_STREAM_FROM_BYTES`: unmasked sums of 4- and
-/// 8-byte values (`agg::sum_takes_avx2`) and filters of 8-byte values
-/// (`filter::filter_level`). As measured on an Intel Xeon that reports
+/// 8-byte values (`agg::sum_level`) and filters of 8-byte values
+/// (`filter::filter_level`), through [`dram_level`]. As measured on an Intel Xeon that reports
 /// family 6 model 167 (a 2-core KVM guest with AVX-512; its L3 reads as
 /// 480 MiB, so the host may be a later part than that model number
 /// names): from DRAM the 256-bit leaves read i64 and f64 sums 1.12-1.2x
@@ -347,13 +347,22 @@ pub(crate) fn wide_sums_vnni() -> bool {
 /// slower. On model 207 the wide sums were the faster from DRAM
 /// (`bench/results/2026-12-03-kernels-sums-dram-intel.md` and the file it
 /// cites). So this holds on model 167 only, the one measured so.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2")),
-    allow(dead_code)
-)]
 #[inline]
 pub(crate) fn dram_256() -> bool {
     sum_plan() & PLAN_DRAM_256 != 0
+}
+
+/// The level a streaming kernel reading `bytes` bytes runs at: `level`,
+/// or AVX2 in place of AVX-512 from `agg::SUM_STREAM_FROM_BYTES` on where
+/// [`dram_256`] holds. Callers say which value types take it
+/// (`agg::sum_level`, `filter::filter_level`).
+#[inline]
+pub(crate) fn dram_level(level: Level, bytes: usize) -> Level {
+    if level == Level::Avx512 && bytes >= crate::agg::SUM_STREAM_FROM_BYTES && dram_256() {
+        Level::Avx2
+    } else {
+        level
+    }
 }
 
 /// The sum plan's bits, read once and cached.

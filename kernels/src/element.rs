@@ -159,16 +159,17 @@ macro_rules! element {
                 use crate::arch::scalar::agg as sc;
                 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
-                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-                if m.is_all() && crate::agg::sum_takes_avx2::<$t>(k.level(), v.len()) {
-                    // SAFETY: a Kernels at Avx512 exists only if the CPU
-                    // supports it, and that level includes AVX2.
-                    return unsafe { a2::$sum(v, m) };
-                }
+                // A level the CPU supports (dispatch!'s contract): the
+                // handle's, or AVX2 in place of AVX-512, which includes it.
+                let level = if m.is_all() {
+                    crate::agg::sum_level::<$t>(k.level(), v.len())
+                } else {
+                    k.level()
+                };
                 $(
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if m.is_all()
-                        && k.level() == crate::cpu::Level::Avx512
+                        && level == crate::cpu::Level::Avx512
                         && crate::cpu::wide_sums()
                     {
                         // SAFETY: a Kernels at Avx512 exists only if the CPU
@@ -176,10 +177,10 @@ macro_rules! element {
                         return unsafe { a5::$wide(v) };
                     }
                 )?
-                if m.is_all() && crate::agg::sum_streams::<$t>(k.level(), v.len()) {
+                if m.is_all() && crate::agg::sum_streams::<$t>(level, v.len()) {
                     return sc::sum_all(v);
                 }
-                dispatch!(k.level(), sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
+                dispatch!(level, sc::sum, a2::$sum, a5::$sum, ne::$sum, (v, m))
             }
             fn k_filter(
                 _: Token,

@@ -107,12 +107,8 @@ impl<T: Element> Predicate<T> {
 #[inline]
 pub(crate) fn filter_level<T>(level: crate::cpu::Level, rows: usize) -> crate::cpu::Level {
     let size = core::mem::size_of::<T>();
-    if level == crate::cpu::Level::Avx512
-        && size == 8
-        && rows.saturating_mul(size) >= crate::agg::SUM_STREAM_FROM_BYTES
-        && crate::cpu::dram_256()
-    {
-        crate::cpu::Level::Avx2
+    if size == 8 {
+        crate::cpu::dram_level(level, rows.saturating_mul(size))
     } else {
         level
     }
