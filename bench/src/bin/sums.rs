@@ -242,10 +242,12 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
         let read = m[5].max(m[6]);
         let ratios = per.iter().map(|r| r[0] / r[3]);
         let (lo, hi) = ratios.fold((f64::MAX, 0f64), |(l, h), x| (l.min(x), h.max(x)));
-        let name = if n >= 1 << 20 {
+        let name = if n % (1 << 20) == 0 {
             format!("{} Mi", n >> 20)
-        } else {
+        } else if n % (1 << 10) == 0 {
             format!("{} Ki", n >> 10)
+        } else {
+            n.to_string()
         };
         rows.push(vec![
             T::NAME.to_string(),
@@ -266,15 +268,35 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
     }
 }
 
-const USAGE: &str = "usage: sums [--rounds N] [--max-log2 N] [--offset-rows N]
+const USAGE: &str = "usage: sums [--rounds N] [--max-log2 N] [--rows LIST] [--offset-rows N]
   --rounds N       interleaved rounds per size (default 5)
   --max-log2 N     largest column, 2^N rows (default 27; sizes 12 16 20 22 24 27)
+  --rows LIST      these column sizes instead, in rows, ascending, each a number
+                   with an optional Ki or Mi suffix (say 1Mi,2Mi,3Mi,4Mi,6Mi)
   --offset-rows N  start every column N rows past a cache line (default 0)";
 
 struct Args {
     rounds: usize,
     max_log2: u32,
+    /// `--rows`: sizes in rows; empty: the powers of two.
+    rows: Vec<usize>,
     off: usize,
+}
+
+/// A size such as `4096`, `64Ki` or `3Mi`, in rows.
+fn parse_rows(s: &str) -> Result<usize, String> {
+    let (num, unit) = if let Some(n) = s.strip_suffix("Mi") {
+        (n, 1 << 20)
+    } else if let Some(n) = s.strip_suffix("Ki") {
+        (n, 1 << 10)
+    } else {
+        (s, 1)
+    };
+    num.parse::<usize>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .filter(|&n| n > 0)
+        .ok_or_else(|| format!("--rows: {s:?} is not a positive row count"))
 }
 
 /// The command line (`--help` prints the usage and exits).
@@ -283,12 +305,24 @@ fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
     let mut a = Args {
         rounds: 5,
         max_log2: 27,
+        rows: Vec::new(),
         off: 0,
     };
     while let Some(arg) = p.next()? {
         match arg {
             Long("rounds") => a.rounds = p.value()?.parse()?,
             Long("max-log2") => a.max_log2 = p.value()?.parse()?,
+            Long("rows") => {
+                a.rows = p
+                    .value()?
+                    .string()?
+                    .split(',')
+                    .map(parse_rows)
+                    .collect::<Result<_, _>>()?;
+                if !a.rows.is_sorted() {
+                    return Err("--rows: sizes must be ascending".into());
+                }
+            }
             Long("offset-rows") => a.off = p.value()?.parse()?,
             Long("help") | Short('h') => help(USAGE),
             other => return Err(other.unexpected()),
@@ -304,6 +338,7 @@ fn main() -> std::process::ExitCode {
     let Args {
         rounds,
         max_log2,
+        rows: listed,
         off,
     } = cli(USAGE, parse);
     assert_eq!(
@@ -311,11 +346,15 @@ fn main() -> std::process::ExitCode {
         cpu::Level::Avx512,
         "this bench needs an AVX-512 CPU"
     );
-    let sizes: Vec<usize> = [12u32, 16, 20, 22, 24, 27]
-        .into_iter()
-        .filter(|&l| l <= max_log2)
-        .map(|l| 1 << l)
-        .collect();
+    let sizes: Vec<usize> = if listed.is_empty() {
+        [12u32, 16, 20, 22, 24, 27]
+            .into_iter()
+            .filter(|&l| l <= max_log2)
+            .map(|l| 1 << l)
+            .collect()
+    } else {
+        listed
+    };
     let hz = tsc_hz();
     println!(
         "sums: level {}, rounds {rounds}, TSC {:.3} GHz",
