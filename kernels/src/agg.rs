@@ -295,16 +295,29 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
         && !crate::cpu::wide_sums()
 }
 
-/// The level an unmasked sum of `rows` values of `T` runs at: for 4- and
-/// 8-byte values, `cpu::dram_level`'s (on some CPUs the AVX2 leaf from
-/// [`SUM_STREAM_FROM_BYTES`] on: there the 256-bit loads stream DRAM
-/// faster than either 512-bit form); else `level`. The same lanes in the
-/// same order, so the same sum.
+/// On `cpu::l3_256` CPUs (Zen 4), unmasked sums of 8-byte values of at
+/// least this many bytes run the AVX2 leaf at the AVX-512 level: from here
+/// (half a Zen 4 CCD's L3) the 256-bit loads stream the L3 faster (see
+/// `cpu::l3_256`). Under Miri, 2 KiB, below the stream switch, so that the
+/// columns Miri runs cross it (Miri's plan never has the rule; the tests
+/// reach the band on Zen 4).
+pub(crate) const SUM_256_FROM_BYTES: usize = if cfg!(miri) { 2 << 10 } else { 16 << 20 };
+
+/// The level an unmasked sum of `rows` values of `T` runs at: for 8-byte
+/// values on `cpu::l3_256` CPUs, AVX2 in place of AVX-512 from
+/// [`SUM_256_FROM_BYTES`] on; for 4- and 8-byte values, `cpu::dram_level`'s
+/// (on some CPUs the AVX2 leaf from [`SUM_STREAM_FROM_BYTES`] on: there
+/// the 256-bit loads stream DRAM faster than either 512-bit form); else
+/// `level`. The same lanes in the same order, so the same sum.
 #[inline]
 pub(crate) fn sum_level<T>(level: crate::cpu::Level, rows: usize) -> crate::cpu::Level {
+    use crate::cpu::Level;
     let size = core::mem::size_of::<T>();
-    if size >= 4 {
-        crate::cpu::dram_level(level, rows.saturating_mul(size))
+    let bytes = rows.saturating_mul(size);
+    if size == 8 && level == Level::Avx512 && bytes >= SUM_256_FROM_BYTES && crate::cpu::l3_256() {
+        Level::Avx2
+    } else if size >= 4 {
+        crate::cpu::dram_level(level, bytes)
     } else {
         level
     }
@@ -364,20 +377,41 @@ mod tests {
             .collect();
         let sc = Kernels::scalar();
         assert!(n * 8 >= SUM_STREAM_FROM_BYTES);
-        for k in Kernels::supported() {
-            let l = k.level();
-            assert_eq!(k.sum(&i), sc.sum(&i), "i64 {l}");
-            assert_eq!(k.sum(&f).to_bits(), sc.sum(&f).to_bits(), "f64 {l}");
-            let (a, b) = (
-                k.sum_masked(&i, Some(&nulls[..])),
-                sc.sum_masked(&i, Some(&nulls[..])),
-            );
-            assert_eq!(a.unwrap(), b.unwrap(), "masked i64 {l}");
-            let (a, b) = (
-                k.sum_masked(&f, Some(&nulls[..])),
-                sc.sum_masked(&f, Some(&nulls[..])),
-            );
-            assert_eq!(a.unwrap().to_bits(), b.unwrap().to_bits(), "masked f64 {l}");
+        // Past the stream switch, and (8-byte values) inside the band from
+        // `SUM_256_FROM_BYTES` up to it, where `cpu::l3_256` CPUs run AVX2.
+        let band = SUM_256_FROM_BYTES / 8 + 37;
+        assert!(band * 8 >= SUM_256_FROM_BYTES && band * 8 < SUM_STREAM_FROM_BYTES);
+        {
+            use crate::cpu::Level::{Avx2, Avx512};
+            // The band's routing: 8-byte values only, and only there.
+            let l3 = if crate::cpu::l3_256() { Avx2 } else { Avx512 };
+            assert_eq!(sum_level::<i64>(Avx512, band), l3);
+            assert_eq!(sum_level::<f64>(Avx512, band), l3);
+            assert_eq!(sum_level::<i64>(Avx512, band - 38), Avx512);
+            assert_eq!(sum_level::<i32>(Avx512, 2 * band), Avx512);
+            assert_eq!(sum_level::<i64>(Avx2, band), Avx2);
+        }
+        for len in [band, n] {
+            let (i, f) = (&i[..len], &f[..len]);
+            for k in Kernels::supported() {
+                let l = k.level();
+                assert_eq!(k.sum(i), sc.sum(i), "i64 {l} {len}");
+                assert_eq!(k.sum(f).to_bits(), sc.sum(f).to_bits(), "f64 {l} {len}");
+                let (a, b) = (
+                    k.sum_masked(i, Some(&nulls[..])),
+                    sc.sum_masked(i, Some(&nulls[..])),
+                );
+                assert_eq!(a.unwrap(), b.unwrap(), "masked i64 {l} {len}");
+                let (a, b) = (
+                    k.sum_masked(f, Some(&nulls[..])),
+                    sc.sum_masked(f, Some(&nulls[..])),
+                );
+                assert_eq!(
+                    a.unwrap().to_bits(),
+                    b.unwrap().to_bits(),
+                    "masked f64 {l} {len}"
+                );
+            }
         }
         // The other types `sum_level` routes, past the switch too: the
         // 32-bit columns have twice the rows.

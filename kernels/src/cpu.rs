@@ -301,11 +301,13 @@ fn env_cap() -> Option<Level> {
 /// 0 = not yet read, else [`sum_plan`]'s bits.
 static SUM_PLAN: AtomicU8 = AtomicU8::new(0);
 
-/// [`SUM_PLAN`]'s bits: read; the wide loops; VNNI; 256-bit from DRAM.
+/// [`SUM_PLAN`]'s bits: read; the wide loops; VNNI; 256-bit from DRAM;
+/// 256-bit 64-bit sums from L3 sizes.
 const PLAN_READ: u8 = 1;
 const PLAN_WIDE: u8 = 2;
 const PLAN_VNNI: u8 = 4;
 const PLAN_DRAM_256: u8 = 8;
+const PLAN_L3_256: u8 = 16;
 
 /// Whether unmasked sums at the AVX-512 level run the wide loops
 /// (`arch::x86_64::avx512::agg::sum_all_*`: eight 512-bit accumulators and
@@ -352,6 +354,24 @@ pub(crate) fn dram_256() -> bool {
     sum_plan() & PLAN_DRAM_256 != 0
 }
 
+/// Whether unmasked sums of 8-byte values at the AVX-512 level take the
+/// AVX2 leaf for columns of `agg::SUM_256_FROM_BYTES` (16 MiB, half the
+/// L3 of a Zen 4 CCD) or more, through `agg::sum_level`. As measured on an
+/// AMD EPYC that reports family 25 model 17 (Zen 4, a 2-core KVM guest):
+/// from 2 Mi to 7 Mi rows (16-56 MiB) the 256-bit leaf read i64 and f64
+/// sums as fast as the 512-bit one or up to 1.25x faster in every run,
+/// and the 512-bit leaf lost to arrow at 6-7 Mi rows; up to 1 Mi rows
+/// they tie, and from `agg::SUM_STREAM_FROM_BYTES` on both give way to
+/// the 128-bit loop. 4-byte sums (the exact `i32` sum's 512-bit leaf was
+/// 1.3-1.5x the 256-bit one) and the filters (the AVX2 64-bit compares
+/// were the slower at every size) keep AVX-512
+/// (`bench/results/2026-12-04-kernels-sums-l3-zen4.md`). So this holds on
+/// AMD family 25, the Zen 4 measured.
+#[inline]
+pub(crate) fn l3_256() -> bool {
+    sum_plan() & PLAN_L3_256 != 0
+}
+
 /// The level a streaming kernel reading `bytes` bytes runs at: `level`,
 /// or AVX2 in place of AVX-512 from `agg::SUM_STREAM_FROM_BYTES` on where
 /// [`dram_256`] holds. Callers say which value types take it
@@ -370,21 +390,31 @@ pub(crate) fn dram_level(level: Level, bytes: usize) -> Level {
 fn sum_plan() -> u8 {
     match SUM_PLAN.load(Ordering::Relaxed) {
         0 => {
-            let mut c = PLAN_READ;
-            if is_intel() {
-                c |= PLAN_WIDE;
-                if has_vnni() {
-                    c |= PLAN_VNNI;
-                }
-                if family_model() == (6, 167) {
-                    c |= PLAN_DRAM_256;
-                }
-            }
+            let c = plan_for(is_intel(), has_vnni(), family_model());
             SUM_PLAN.store(c, Ordering::Relaxed);
             c
         }
         c => c,
     }
+}
+
+/// The plan's bits for a CPU: Intel or not, with VNNI or not, its cpuid
+/// (family, model). AMD family 25 is Zen 3 and Zen 4 (Zen 5 is family 26);
+/// of these only Zen 4 has AVX-512, so only it reaches [`l3_256`]'s rule.
+fn plan_for(intel: bool, vnni: bool, family_model: (u32, u32)) -> u8 {
+    let mut c = PLAN_READ;
+    if intel {
+        c |= PLAN_WIDE;
+        if vnni {
+            c |= PLAN_VNNI;
+        }
+        if family_model == (6, 167) {
+            c |= PLAN_DRAM_256;
+        }
+    } else if family_model.0 == 25 {
+        c |= PLAN_L3_256;
+    }
+    c
 }
 
 /// cpuid leaf 1's display family and model (the extended fields folded in
@@ -552,6 +582,28 @@ mod tests {
         assert_eq!(decode_family_model(0x000C_06F2), (6, 207));
         assert_eq!(decode_family_model(0x00A1_0F11), (25, 17));
         assert_eq!(decode_family_model(0x0001_0543), (5, 4));
+    }
+
+    /// The sum plan follows the CPUs it was measured on, and no other.
+    #[test]
+    fn sum_plans_follow_the_measured_cpus() {
+        let has = |c: u8, bit: u8| c & bit != 0;
+        // Intel: the wide loops everywhere, VNNI where present, 256-bit
+        // from DRAM on model 167 only.
+        let c = plan_for(true, false, (6, 167));
+        assert!(has(c, PLAN_WIDE) && has(c, PLAN_DRAM_256) && !has(c, PLAN_VNNI));
+        assert!(!has(c, PLAN_L3_256));
+        let c = plan_for(true, true, (6, 207));
+        assert!(has(c, PLAN_WIDE) && has(c, PLAN_VNNI) && !has(c, PLAN_DRAM_256));
+        // AMD family 25 (Zen 3, Zen 4): the L3 rule, no wide loops.
+        let c = plan_for(false, true, (25, 17));
+        assert!(has(c, PLAN_L3_256) && !has(c, PLAN_WIDE) && !has(c, PLAN_DRAM_256));
+        // Zen 2 (23) and Zen 5 (26), unmeasured: nothing.
+        for fm in [(23, 49), (26, 2)] {
+            assert_eq!(plan_for(false, true, fm), PLAN_READ, "{fm:?}");
+        }
+        // Every plan is nonzero: 0 means not yet read.
+        assert_ne!(plan_for(false, false, (0, 0)), 0);
     }
 
     #[test]
