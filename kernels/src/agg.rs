@@ -298,9 +298,8 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
 /// On `cpu::l3_256` CPUs (Zen 4), unmasked sums of 8-byte values of at
 /// least this many bytes run the AVX2 leaf at the AVX-512 level: from here
 /// (half a Zen 4 CCD's L3) the 256-bit loads stream the L3 faster (see
-/// `cpu::l3_256`). Under Miri, 2 KiB, below the stream switch, so that the
-/// columns Miri runs cross it (Miri's plan never has the rule; the tests
-/// reach the band on Zen 4).
+/// `cpu::l3_256`). Under Miri 2 KiB, to stay below the stream switch's
+/// 4 KiB there (Miri's plan never has the rule).
 pub(crate) const SUM_256_FROM_BYTES: usize = if cfg!(miri) { 2 << 10 } else { 16 << 20 };
 
 /// The level an unmasked sum of `rows` values of `T` runs at: for 8-byte
