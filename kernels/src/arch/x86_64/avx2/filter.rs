@@ -13,8 +13,17 @@ use core::arch::x86_64::*;
 
 pub(crate) use super::narrow::{filter_i8, filter_i16, filter_u8, filter_u16};
 
-/// Full blocks a step of [`blocks`]' main loop.
-const STEP: usize = 8;
+/// Full blocks a step of [`blocks`]' main loop, for every leaf but the
+/// 64-bit integer ones.
+pub(super) const STEP: usize = 8;
+
+/// Full blocks a step for the 64-bit integer leaves: one. Their block is
+/// sixteen `vpcmpgtq`/`vpcmpeqq` already, and eight a step halved their
+/// speed from L3 and DRAM on Zen 4 (i64 `lt` at 128 Mi rows 12.5-13.2
+/// GB/s against 19.9-27.5 a block a step, at 1 Mi rows 38-49 against
+/// 63-66; f64, whose leaf is the same but for its compare, kept its speed
+/// at eight: `bench/results/2026-12-04-kernels-avx2-filter-step-zen4.md`).
+const STEP_INT64: usize = 1;
 
 /// Passes `word(blk)` for each full block `blk in 0..full`, in order, to
 /// sink `SINK`; returns the sinks' count. `STEP` blocks a step (the loop
@@ -30,7 +39,7 @@ const STEP: usize = 8;
 /// `PREFETCH_MIN_BYTES` is prefetched ahead of the loads, a step's lines at
 /// a time (the loop is written twice, so a column in cache pays nothing).
 #[inline(always)]
-pub(super) fn blocks<const SINK: u8, T>(
+pub(super) fn blocks<const SINK: u8, const STEP: usize, T>(
     v: &[T],
     full: usize,
     out: &mut [u64],
@@ -135,7 +144,7 @@ float_bits!(
 );
 
 macro_rules! filter_leaf {
-    ($name:ident, $t:ty, $lanes:expr, $bits:ident, |$c:ident| $splat:expr, |$p:ident| $load:expr) => {
+    ($name:ident, $t:ty, $lanes:expr, $step:expr, $bits:ident, |$c:ident| $splat:expr, |$p:ident| $load:expr) => {
         /// Filter leaf: `OP` as [`scalar::filter_code`], `SINK` as
         /// [`scalar::sink`].
         ///
@@ -159,7 +168,7 @@ macro_rules! filter_leaf {
                 let $c = c2;
                 $splat
             };
-            let n = blocks::<SINK, $t>(v, full, out, m, |blk| {
+            let n = blocks::<SINK, { $step }, $t>(v, full, out, m, |blk| {
                 // SAFETY: `blocks` passes `blk < full`, so the loads read L
                 // rows inside `v`; AVX2 is enabled.
                 unsafe {
@@ -183,31 +192,57 @@ macro_rules! filter_leaf {
     };
 }
 
-filter_leaf!(filter_i64, i64, 4, bits64, |c| _mm256_set1_epi64x(c), |p| {
-    _mm256_loadu_si256(p.cast())
-});
+filter_leaf!(
+    filter_i64,
+    i64,
+    4,
+    STEP_INT64,
+    bits64,
+    |c| _mm256_set1_epi64x(c),
+    |p| _mm256_loadu_si256(p.cast())
+);
 filter_leaf!(
     filter_u64,
     u64,
     4,
+    STEP_INT64,
     bits64,
     |c| _mm256_set1_epi64x((c ^ (1 << 63)) as i64),
     |p| _mm256_xor_si256(_mm256_loadu_si256(p.cast()), _mm256_set1_epi64x(i64::MIN))
 );
-filter_leaf!(filter_i32, i32, 8, bits32, |c| _mm256_set1_epi32(c), |p| {
-    _mm256_loadu_si256(p.cast())
-});
+filter_leaf!(
+    filter_i32,
+    i32,
+    8,
+    STEP,
+    bits32,
+    |c| _mm256_set1_epi32(c),
+    |p| _mm256_loadu_si256(p.cast())
+);
 filter_leaf!(
     filter_u32,
     u32,
     8,
+    STEP,
     bits32,
     |c| _mm256_set1_epi32((c ^ (1 << 31)) as i32),
     |p| _mm256_xor_si256(_mm256_loadu_si256(p.cast()), _mm256_set1_epi32(i32::MIN))
 );
-filter_leaf!(filter_f64, f64, 4, bitsf64, |c| _mm256_set1_pd(c), |p| {
-    _mm256_loadu_pd(p)
-});
-filter_leaf!(filter_f32, f32, 8, bitsf32, |c| _mm256_set1_ps(c), |p| {
-    _mm256_loadu_ps(p)
-});
+filter_leaf!(
+    filter_f64,
+    f64,
+    4,
+    STEP,
+    bitsf64,
+    |c| _mm256_set1_pd(c),
+    |p| _mm256_loadu_pd(p)
+);
+filter_leaf!(
+    filter_f32,
+    f32,
+    8,
+    STEP,
+    bitsf32,
+    |c| _mm256_set1_ps(c),
+    |p| _mm256_loadu_ps(p)
+);

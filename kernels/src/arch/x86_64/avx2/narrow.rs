@@ -15,7 +15,7 @@
 //!   flushed into 64 bits every `FLUSH_BLOCKS` blocks.
 //! * Min and max: `vpmin*`/`vpmax*`; null lanes take the identity first.
 
-use super::filter::blocks;
+use super::filter::{STEP, blocks};
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::agg as scalar_agg;
 use crate::arch::scalar::filter::{self as scalar, BETWEEN, EQ, GE, GT, LE, LT, NE, tail_out};
@@ -124,7 +124,7 @@ macro_rules! filter_leaf {
                     _mm256_xor_si256(splat(c2), flip),
                 )
             };
-            let n = blocks::<SINK, $t>(v, full, out, m, |blk| {
+            let n = blocks::<SINK, { STEP }, $t>(v, full, out, m, |blk| {
                 // SAFETY: `blocks` passes `blk < full`, so the loads read
                 // rows inside `v`; AVX2 is enabled.
                 unsafe {
