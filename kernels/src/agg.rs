@@ -302,6 +302,20 @@ pub(crate) fn sum_streams<T>(level: crate::cpu::Level, rows: usize) -> bool {
 /// 4 KiB there (Miri's plan never has the rule).
 pub(crate) const SUM_256_FROM_BYTES: usize = if cfg!(miri) { 2 << 10 } else { 16 << 20 };
 
+/// Unmasked 32-bit sums of fewer bytes than this run the unmasked loops
+/// at the AVX2 and AVX-512 levels (`sum_all_i32`, `sum_all_u32`), larger
+/// ones the masked leaves. On Zen 4 the unmasked loops summed L1 at
+/// 0.65-0.73 of a wrapping loop where the masked leaves read 0.40-0.65
+/// (AVX2: 1.53x on the median), but from 16 MiB on, run there, they read
+/// 0.64-0.91 of the read pass where the masked leaves read 0.85-1.01
+/// (`bench/results/2026-12-04-kernels-sums-32-zen4.md`).
+/// Under Miri 1 KiB, so that the tests' short columns take both.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
+pub(crate) const UNMASKED_32_BELOW_BYTES: usize = if cfg!(miri) { 1 << 10 } else { 16 << 20 };
+
 /// The level an unmasked sum of `rows` values of `T` runs at: for 8-byte
 /// values on `cpu::l3_256` CPUs, AVX2 in place of AVX-512 from
 /// [`SUM_256_FROM_BYTES`] on; for 4- and 8-byte values, `cpu::dram_level`'s
@@ -428,6 +442,75 @@ mod tests {
             assert_eq!(k.sum(&i32s), sc.sum(&i32s), "i32 {l}");
             assert_eq!(k.sum(&u32s), sc.sum(&u32s), "u32 {l}");
             assert_eq!(k.sum(&f32s).to_bits(), sc.sum(&f32s).to_bits(), "f32 {l}");
+        }
+    }
+
+    /// The unmasked 32-bit sum loops (every unmasked sum of 64 rows or
+    /// more at the AVX2 and AVX-512 levels; the AVX2 one with and without
+    /// `cpu::prefetch_32`'s prefetch, which the plan picks by vendor) equal
+    /// the scalar twin on every length 0..=300 at start offsets 0..8, with
+    /// the extremes among the values, and stay exact past several flushes
+    /// with every value at an extreme.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2", feature = "std"))]
+    #[test]
+    fn unmasked_32_bit_sums_equal_the_scalar_twin() {
+        use crate::arch::x86_64::{avx2::agg as a2, avx512::agg as a5};
+        use crate::arch::{mask::RowMask, scalar::agg as sc};
+        use crate::cpu::{Level, supported};
+        if !supported(Level::Avx2) {
+            std::eprintln!("no AVX2 on this CPU: the unmasked 32-bit loops were not run");
+            return;
+        }
+        let avx512 = supported(Level::Avx512);
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let i32s: alloc::vec::Vec<i32> = (0..320)
+            .map(|k| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                match k % 23 {
+                    3 => i32::MIN,
+                    5 => i32::MAX,
+                    _ => s as i32,
+                }
+            })
+            .collect();
+        let u32s: alloc::vec::Vec<u32> = i32s.iter().map(|&x| x as u32).collect();
+        let check = |vi: &[i32], vu: &[u32], what: &str| {
+            let (ei, eu) = (sc::sum(vi, RowMask::ALL), sc::sum(vu, RowMask::ALL));
+            // SAFETY: the CPU supports AVX2 (checked above).
+            unsafe {
+                assert_eq!(a2::sum_all_i32::<false>(vi), ei, "avx2 i32 {what}");
+                assert_eq!(a2::sum_all_i32::<true>(vi), ei, "avx2 i32 prefetch {what}");
+                assert_eq!(a2::sum_all_u32::<false>(vu), eu, "avx2 u32 {what}");
+                assert_eq!(a2::sum_all_u32::<true>(vu), eu, "avx2 u32 prefetch {what}");
+            }
+            if avx512 {
+                // SAFETY: the CPU supports AVX-512 (checked above).
+                unsafe {
+                    assert_eq!(a5::sum_all_i32_shift(vi), ei, "avx512 i32 {what}");
+                    assert_eq!(a5::sum_all_i32(vi), ei, "avx512 i32 as planned {what}");
+                    assert_eq!(a5::sum_all_u32(vu), eu, "avx512 u32 {what}");
+                }
+            }
+        };
+        for off in 0..8 {
+            for len in 0..=300 {
+                let r = off..off + len;
+                check(
+                    &i32s[r.clone()],
+                    &u32s[r],
+                    &std::format!("len {len} off {off}"),
+                );
+            }
+        }
+        // Past several flushes (2^20 rows each), all at one extreme.
+        let n = (3 << 20) + 77;
+        for x in [i32::MIN, i32::MAX, -1] {
+            let (vi, vu) = (alloc::vec![x; n], alloc::vec![x as u32; n]);
+            assert_eq!(sc::sum(&vi, RowMask::ALL), n as i64 * x as i64);
+            assert_eq!(sc::sum(&vu, RowMask::ALL), n as u64 * u64::from(x as u32));
+            check(&vi, &vu, &std::format!("{n} x {x}"));
         }
     }
 

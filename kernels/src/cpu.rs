@@ -302,12 +302,13 @@ fn env_cap() -> Option<Level> {
 static SUM_PLAN: AtomicU8 = AtomicU8::new(0);
 
 /// [`SUM_PLAN`]'s bits: read; the wide loops; VNNI; 256-bit from DRAM;
-/// 256-bit 64-bit sums from L3 sizes.
+/// 256-bit 64-bit sums from L3 sizes; the AVX2 32-bit sums' prefetch.
 const PLAN_READ: u8 = 1;
 const PLAN_WIDE: u8 = 2;
 const PLAN_VNNI: u8 = 4;
 const PLAN_DRAM_256: u8 = 8;
 const PLAN_L3_256: u8 = 16;
+const PLAN_PREFETCH_32: u8 = 32;
 
 /// Whether unmasked sums at the AVX-512 level run the wide loops
 /// (`arch::x86_64::avx512::agg::sum_all_*`: eight 512-bit accumulators and
@@ -325,15 +326,35 @@ pub(crate) fn wide_sums() -> bool {
     sum_plan() & PLAN_WIDE != 0
 }
 
-/// Whether [`wide_sums`] holds and the CPU has AVX-512 VNNI, so the wide
-/// exact `i32` sum adds its high halves with `vpdpwssd`.
+/// Whether the CPU has AVX-512 VNNI, so the unmasked exact `i32` sum at
+/// the AVX-512 level adds its high halves with `vpdpwssd`: two vector
+/// instructions per 16 rows where the shifting loop takes three. On every
+/// vendor (it was measured on Intel first; on Zen 4 the unmasked loop with
+/// it read L1 at 0.65-0.73 of a wrapping loop where the masked leaf read
+/// 0.40-0.65: `bench/results/2026-12-04-kernels-sums-32-zen4.md`).
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn wide_sums_vnni() -> bool {
+pub(crate) fn sums_vnni() -> bool {
     sum_plan() & PLAN_VNNI != 0
+}
+
+/// Whether the AVX2 level's 32-bit sums prefetch columns of
+/// `arch::x86_64::PREFETCH_MIN_BYTES` or more. On an Intel model 167 guest
+/// the exact `i32` sum went from 0.66-0.68 of arrow's at 128 Mi rows to
+/// 1.01 with it (`bench/results/2026-12-03-kernels-filter-prefetch-intel.md`);
+/// on Zen 4 the AVX2 unmasked loop read 1-3 Mi rows 0.64-0.83 as fast with
+/// it, where the two builds compared differ by 0.88-0.94 alone
+/// (`bench/results/2026-12-04-kernels-sums-32-zen4.md`). So Intel only.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
+#[inline]
+pub(crate) fn prefetch_32() -> bool {
+    sum_plan() & PLAN_PREFETCH_32 != 0
 }
 
 /// Whether streaming kernels at the AVX-512 level take the AVX2 leaves for
@@ -403,11 +424,11 @@ fn sum_plan() -> u8 {
 /// of these only Zen 4 has AVX-512, so only it reaches [`l3_256`]'s rule.
 fn plan_for(intel: bool, vnni: bool, family_model: (u32, u32)) -> u8 {
     let mut c = PLAN_READ;
+    if vnni {
+        c |= PLAN_VNNI;
+    }
     if intel {
-        c |= PLAN_WIDE;
-        if vnni {
-            c |= PLAN_VNNI;
-        }
+        c |= PLAN_WIDE | PLAN_PREFETCH_32;
         if family_model == (6, 167) {
             c |= PLAN_DRAM_256;
         }
@@ -588,19 +609,24 @@ mod tests {
     #[test]
     fn sum_plans_follow_the_measured_cpus() {
         let has = |c: u8, bit: u8| c & bit != 0;
-        // Intel: the wide loops everywhere, VNNI where present, 256-bit
-        // from DRAM on model 167 only.
+        // Intel: the wide loops and the AVX2 32-bit prefetch everywhere,
+        // VNNI where present, 256-bit from DRAM on model 167 only.
         let c = plan_for(true, false, (6, 167));
         assert!(has(c, PLAN_WIDE) && has(c, PLAN_DRAM_256) && !has(c, PLAN_VNNI));
-        assert!(!has(c, PLAN_L3_256));
+        assert!(has(c, PLAN_PREFETCH_32) && !has(c, PLAN_L3_256));
         let c = plan_for(true, true, (6, 207));
         assert!(has(c, PLAN_WIDE) && has(c, PLAN_VNNI) && !has(c, PLAN_DRAM_256));
-        // AMD family 25 (Zen 3, Zen 4): the L3 rule, no wide loops.
+        // AMD family 25 (Zen 3, Zen 4): the L3 rule and VNNI where present
+        // (Zen 4), no wide loops, no 32-bit prefetch.
         let c = plan_for(false, true, (25, 17));
-        assert!(has(c, PLAN_L3_256) && !has(c, PLAN_WIDE) && !has(c, PLAN_DRAM_256));
-        // Zen 2 (23) and Zen 5 (26), unmeasured: nothing.
+        assert!(has(c, PLAN_L3_256) && has(c, PLAN_VNNI) && !has(c, PLAN_WIDE));
+        assert!(!has(c, PLAN_DRAM_256) && !has(c, PLAN_PREFETCH_32));
+        let c = plan_for(false, false, (25, 1));
+        assert_eq!(c, PLAN_READ | PLAN_L3_256);
+        // Zen 2 (23) and Zen 5 (26), unmeasured: VNNI where present only.
         for fm in [(23, 49), (26, 2)] {
-            assert_eq!(plan_for(false, true, fm), PLAN_READ, "{fm:?}");
+            assert_eq!(plan_for(false, false, fm), PLAN_READ, "{fm:?}");
+            assert_eq!(plan_for(false, true, fm), PLAN_READ | PLAN_VNNI, "{fm:?}");
         }
         // Every plan is nonzero: 0 means not yet read.
         assert_ne!(plan_for(false, false, (0, 0)), 0);

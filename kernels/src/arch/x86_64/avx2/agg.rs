@@ -96,14 +96,100 @@ int_sum!(sum_u64, u64, u64, |p| _mm256_loadu_si256(p.cast()));
 /// several flushes; the bound itself is checked natively by a 3 Mi-row test.
 const FLUSH_BLOCKS: usize = if cfg!(miri) { 2 } else { 1 << 14 };
 
+/// Adds one flush of a 32-bit sum's accumulators up, in 64 bits: each
+/// lane's exact sum is its high halves' sum `h` times 2^16 (widened as
+/// signed for `i32`) plus its low halves' sum `w - (h << 16) (mod 2^32)`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fold_exact<const SIGNED: bool>(w: &[__m256i; 4], h: &[__m256i; 4]) -> u64 {
+    let mut wl = [0u32; 32];
+    let mut hl = [0u32; 32];
+    for k in 0..4 {
+        // SAFETY: lanes 8 * k..8 * k + 8 lie inside the 32-lane arrays;
+        // AVX2 is enabled.
+        unsafe {
+            _mm256_storeu_si256(wl.as_mut_ptr().add(8 * k).cast(), w[k]);
+            _mm256_storeu_si256(hl.as_mut_ptr().add(8 * k).cast(), h[k]);
+        }
+    }
+    let mut total = 0u64;
+    for (&wv, &hv) in wl.iter().zip(&hl) {
+        let low = wv.wrapping_sub(hv << 16);
+        let high = if SIGNED {
+            hv as i32 as i64 as u64
+        } else {
+            u64::from(hv)
+        };
+        total = total.wrapping_add((high << 16).wrapping_add(u64::from(low)));
+    }
+    total
+}
+
+/// The 32-bit sums of every row: [`narrow_sum`]'s split over whole 64-row
+/// blocks with no mask words, the tail by the scalar twin, for columns
+/// under `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::prefetch_32`.
+macro_rules! narrow_sum_all {
+    ($name:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
+        /// Exact sum of every value, in 64 bits (wrapping past them).
+        ///
+        /// # Safety
+        /// The CPU supports AVX2.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        pub(crate) unsafe fn $name<const PREFETCH: bool>(v: &[$t]) -> $sum {
+            let mut total: $sum = 0;
+            let mut blocks = v.chunks_exact(64);
+            loop {
+                let mut w = [_mm256_setzero_si256(); 4];
+                let mut h = [_mm256_setzero_si256(); 4];
+                let mut k = 0;
+                for c in blocks.by_ref().take(FLUSH_BLOCKS) {
+                    if PREFETCH {
+                        prefetch_lines(c.as_ptr().cast(), 64 * core::mem::size_of::<$t>());
+                    }
+                    for j in 0..8 {
+                        // SAFETY: the block holds 64 values, so the 8 from
+                        // 8 * j lie inside it; AVX2 is enabled.
+                        let x = unsafe { _mm256_loadu_si256(c.as_ptr().add(8 * j).cast()) };
+                        w[j % 4] = _mm256_add_epi32(w[j % 4], x);
+                        h[j % 4] = _mm256_add_epi32(h[j % 4], $high::<16>(x));
+                    }
+                    k += 1;
+                }
+                total = total.wrapping_add(fold_exact::<$signed>(&w, &h) as $sum);
+                if k < FLUSH_BLOCKS {
+                    break;
+                }
+            }
+            total.wrapping_add(scalar::sum(blocks.remainder(), RowMask::ALL))
+        }
+    };
+}
+
+narrow_sum_all!(sum_all_i32, i32, i64, _mm256_srai_epi32, true);
+narrow_sum_all!(sum_all_u32, u32, u64, _mm256_srli_epi32, false);
+
 macro_rules! narrow_sum {
-    ($name:ident, $t:ty, $sum:ty, $high:ident, $hi_t:ty) => {
+    ($name:ident, $all:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
         /// Sum of the valid values, exact in 64 bits (wrapping past them).
+        /// With every row counted, under `agg::UNMASKED_32_BELOW_BYTES`,
+        /// [`narrow_sum_all`]'s loop.
         ///
         /// # Safety
         /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
+            let bytes = core::mem::size_of_val(v);
+            if m.is_all() && bytes < crate::agg::UNMASKED_32_BELOW_BYTES {
+                let pf = bytes >= PREFETCH_MIN_BYTES && crate::cpu::prefetch_32();
+                // SAFETY: AVX2 is enabled (caller).
+                return unsafe {
+                    if pf {
+                        $all::<true>(v)
+                    } else {
+                        $all::<false>(v)
+                    }
+                };
+            }
             let full = v.len() / 64;
             let mut total: $sum = 0;
             let mut b = 0;
@@ -142,17 +228,7 @@ macro_rules! narrow_sum {
                         }
                         b += 1;
                     }
-                    let mut wl = [0u32; 32];
-                    let mut hl = [0u32; 32];
-                    for k in 0..4 {
-                        _mm256_storeu_si256(wl.as_mut_ptr().add(8 * k).cast(), w[k]);
-                        _mm256_storeu_si256(hl.as_mut_ptr().add(8 * k).cast(), h[k]);
-                    }
-                    for (&wv, &hv) in wl.iter().zip(&hl) {
-                        let low = wv.wrapping_sub(hv << 16);
-                        let lane = ((hv as $hi_t as $sum) << 16).wrapping_add(low as $sum);
-                        total = total.wrapping_add(lane);
-                    }
+                    total = total.wrapping_add(fold_exact::<$signed>(&w, &h) as $sum);
                 }
             }
             let tail_val = m.skip(full * 64);
@@ -161,8 +237,8 @@ macro_rules! narrow_sum {
     };
 }
 
-narrow_sum!(sum_i32, i32, i64, _mm256_srai_epi32, i32);
-narrow_sum!(sum_u32, u32, u64, _mm256_srli_epi32, u32);
+narrow_sum!(sum_i32, sum_all_i32, i32, i64, _mm256_srai_epi32, true);
+narrow_sum!(sum_u32, sum_all_u32, u32, u64, _mm256_srli_epi32, false);
 
 /// Float sums in the documented order: `8` registers of `LANES` lanes each
 /// hold lanes `0..8 * LANES` (32 for f64, 64 for f32); vector `j` of a block

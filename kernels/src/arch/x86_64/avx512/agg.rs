@@ -162,8 +162,10 @@ fn fold_exact<const SIGNED: bool>(
 }
 
 macro_rules! narrow_sum {
-    ($name:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
+    ($name:ident, $all:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
         /// Sum of the valid values, exact in 64 bits (wrapping past them).
+        /// With every row counted, a block or more and under
+        /// `agg::UNMASKED_32_BELOW_BYTES`, the unmasked loop (`sum_all_*`).
         ///
         /// # Safety
         /// The CPU supports AVX-512 (F, BW, DQ, VL); `m` covers `v.len()`
@@ -173,6 +175,14 @@ macro_rules! narrow_sum {
         )]
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let n = v.len();
+            if m.is_all()
+                && n >= 64
+                && core::mem::size_of_val(v) < crate::agg::UNMASKED_32_BELOW_BYTES
+            {
+                // SAFETY: AVX-512 is enabled (caller). Its tail, under 64
+                // rows, comes back here and takes the masked loop.
+                return unsafe { $all(v) };
+            }
             let blocks = n.div_ceil(64);
             // SAFETY: loads as in `int_sum`: plain ones only for blocks of
             // 64 rows below n, masked ones enabling only rows < n.
@@ -212,11 +222,85 @@ macro_rules! narrow_sum {
     };
 }
 
-narrow_sum!(sum_i32, i32, i64, _mm512_srai_epi32, true);
-narrow_sum!(sum_u32, u32, u64, _mm512_srli_epi32, false);
+narrow_sum!(sum_i32, sum_all_i32, i32, i64, _mm512_srai_epi32, true);
+narrow_sum!(sum_u32, sum_all_u32, u32, u64, _mm512_srli_epi32, false);
 
-/// The unmasked exact `i32` sum for `cpu::wide_sums` CPUs: with AVX-512
-/// VNNI, [`sum_all_i32_vnni`]; without, the masked leaf.
+/// The 32-bit sums of every row: the masked leaf's split over whole 64-row
+/// blocks with no mask words, the partial last block by the masked leaf
+/// (see `agg::UNMASKED_32_BELOW_BYTES`). `|h, x| update` adds the high
+/// halves of `x` to `h`; `$features` are the leaf's target features.
+macro_rules! narrow_sum_all {
+    ($name:ident, $t:ty, $sum:ty, $features:literal, |$h:ident, $x:ident| $update:expr,
+     $masked:ident, $signed:expr) => {
+        /// Exact sum of every value, in 64 bits (wrapping past them).
+        ///
+        /// # Safety
+        /// The CPU supports the leaf's target features.
+        #[target_feature(enable = $features)]
+        pub(crate) unsafe fn $name(v: &[$t]) -> $sum {
+            let mut total = _mm512_setzero_si512();
+            let mut blocks = v.chunks_exact(64);
+            loop {
+                let mut w = [_mm512_setzero_si512(); 4];
+                let mut h = [_mm512_setzero_si512(); 4];
+                let mut k = 0;
+                for c in blocks.by_ref().take(FLUSH_BLOCKS) {
+                    for j in 0..4 {
+                        // SAFETY: the block holds 64 values, so the 16
+                        // from 16 * j lie inside it; the features are
+                        // enabled.
+                        let $x = unsafe { _mm512_loadu_si512(c.as_ptr().add(16 * j).cast()) };
+                        w[j] = _mm512_add_epi32(w[j], $x);
+                        let $h = h[j];
+                        h[j] = $update;
+                    }
+                    k += 1;
+                }
+                total = fold_exact::<$signed>(total, &w, &h);
+                if k < FLUSH_BLOCKS {
+                    break;
+                }
+            }
+            // SAFETY: AVX-512 is enabled; every row of the tail counts.
+            let tail = unsafe { $masked(blocks.remainder(), RowMask::ALL) };
+            (_mm512_reduce_add_epi64(total) as $sum).wrapping_add(tail)
+        }
+    };
+}
+
+narrow_sum_all!(
+    sum_all_i32_shift,
+    i32,
+    i64,
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt",
+    |h, x| _mm512_add_epi32(h, _mm512_srai_epi32::<16>(x)),
+    sum_i32,
+    true
+);
+narrow_sum_all!(
+    sum_all_u32,
+    u32,
+    u64,
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt",
+    |h, x| _mm512_add_epi32(h, _mm512_srli_epi32::<16>(x)),
+    sum_u32,
+    false
+);
+// `vpdpwssd` multiplies the words of `x` by the words (0, 1) and adds each
+// lane's pair to `h`: the high half, signed, in one instruction where the
+// shifting loops take two (two vector instructions per 16 rows, not three).
+narrow_sum_all!(
+    sum_all_i32_vnni,
+    i32,
+    i64,
+    "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,avx512vnni,bmi2,popcnt",
+    |h, x| _mm512_dpwssd_epi32(h, x, _mm512_set1_epi32(1 << 16)),
+    sum_i32,
+    true
+);
+
+/// The unmasked exact `i32` sum: with AVX-512 VNNI, `sum_all_i32_vnni`;
+/// without, `sum_all_i32_shift`.
 ///
 /// # Safety
 /// The CPU supports AVX-512 (F, BW, DQ, VL).
@@ -224,53 +308,13 @@ narrow_sum!(sum_u32, u32, u64, _mm512_srli_epi32, false);
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
 )]
 pub(crate) unsafe fn sum_all_i32(v: &[i32]) -> i64 {
-    if crate::cpu::wide_sums_vnni() {
+    if crate::cpu::sums_vnni() {
         // SAFETY: the CPU has AVX-512 (caller) and VNNI (just checked).
         unsafe { sum_all_i32_vnni(v) }
     } else {
-        // SAFETY: AVX-512 (caller); every row counts.
-        unsafe { sum_i32(v, RowMask::ALL) }
+        // SAFETY: AVX-512 (caller).
+        unsafe { sum_all_i32_shift(v) }
     }
-}
-
-/// Exact `i32` sum of every value, as [`sum_i32`] splits it (`w` the
-/// wrapping sum, `h` the high halves' sum), but `h` takes one `vpdpwssd`
-/// per vector (its words times the words (0, 1): each lane adds its high
-/// half, signed) where the masked leaf shifts and adds: two vector
-/// instructions per 16 rows, not three, with no mask words. The partial
-/// last block goes to the masked leaf.
-///
-/// # Safety
-/// The CPU supports AVX-512 (F, BW, DQ, VL) and AVX-512 VNNI.
-#[target_feature(
-    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,avx512vnni,bmi2,popcnt"
-)]
-pub(crate) unsafe fn sum_all_i32_vnni(v: &[i32]) -> i64 {
-    let hi = _mm512_set1_epi32(1 << 16);
-    let mut total = _mm512_setzero_si512();
-    let mut blocks = v.chunks_exact(64);
-    loop {
-        let mut w = [_mm512_setzero_si512(); 4];
-        let mut h = [_mm512_setzero_si512(); 4];
-        let mut k = 0;
-        for c in blocks.by_ref().take(FLUSH_BLOCKS) {
-            for j in 0..4 {
-                // SAFETY: the block holds 64 values, so the 16 from 16 * j
-                // lie inside it; AVX-512 is enabled.
-                let x = unsafe { _mm512_loadu_si512(c.as_ptr().add(16 * j).cast()) };
-                w[j] = _mm512_add_epi32(w[j], x);
-                h[j] = _mm512_dpwssd_epi32(h[j], x, hi);
-            }
-            k += 1;
-        }
-        total = fold_exact::<true>(total, &w, &h);
-        if k < FLUSH_BLOCKS {
-            break;
-        }
-    }
-    // SAFETY: AVX-512 is enabled; every row of the tail counts.
-    let tail = unsafe { sum_i32(blocks.remainder(), RowMask::ALL) };
-    _mm512_reduce_add_epi64(total).wrapping_add(tail)
 }
 
 macro_rules! float_sum {
