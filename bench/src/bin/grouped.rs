@@ -269,7 +269,7 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
 fn hll_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     let n = 1 << 20;
     let keys = rng(n, 11);
-    for density in [2u64, 10] {
+    for density in [2u64, 10, 64] {
         // About 1/density of the rows selected.
         let r = rng(n, 17);
         let sel: Vec<u64> = r

@@ -22,9 +22,16 @@ pub(crate) const PREFETCH_AHEAD: usize = 2048;
 /// column's end: a prefetch never faults, and none is dereferenced.
 #[inline(always)]
 pub(crate) fn prefetch_lines(p: *const u8, bytes: usize) {
+    prefetch_from(p.wrapping_add(PREFETCH_AHEAD), bytes);
+}
+
+/// Prefetches (into all cache levels) the `bytes` bytes from `p` itself, a
+/// line at a time; as [`prefetch_lines`], the addresses need not be valid.
+#[inline(always)]
+pub(crate) fn prefetch_from(p: *const u8, bytes: usize) {
     let mut off = 0;
     while off < bytes {
-        let q = p.wrapping_add(PREFETCH_AHEAD + off);
+        let q = p.wrapping_add(off);
         #[cfg(not(miri))]
         // SAFETY: `prefetcht0` is SSE, which every x86-64 has; it is a hint
         // that reads nothing the program can observe and cannot fault.
