@@ -341,13 +341,16 @@ pub(crate) fn sums_vnni() -> bool {
     sum_plan() & PLAN_VNNI != 0
 }
 
-/// Whether the AVX2 level's 32-bit sums prefetch columns of
-/// `arch::x86_64::PREFETCH_MIN_BYTES` or more. On an Intel model 167 guest
-/// the exact `i32` sum went from 0.66-0.68 of arrow's at 128 Mi rows to
-/// 1.01 with it (`bench/results/2026-12-03-kernels-filter-prefetch-intel.md`);
-/// on Zen 4 the AVX2 unmasked loop read 1-3 Mi rows 0.64-0.83 as fast with
-/// it, where the two builds compared differ by 0.88-0.94 alone
-/// (`bench/results/2026-12-04-kernels-sums-32-zen4.md`). So Intel only.
+/// Whether the AVX2 level's 32-bit sums (the unmasked loop and the masked
+/// leaf) prefetch columns of `arch::x86_64::PREFETCH_MIN_BYTES` or more.
+/// On an Intel model 167 guest the exact `i32` sum went from 0.66-0.68 of
+/// arrow's at 128 Mi rows to 1.01 with it
+/// (`bench/results/2026-12-03-kernels-filter-prefetch-intel.md`). On Zen 4
+/// the unmasked loop read 1-3 Mi rows 0.64-0.83 as fast with it, where the
+/// two builds compared differ by 0.88-0.94 alone, and without it the
+/// masked leaf's unmasked sums from DRAM went from 0.71-0.93x arrow's to
+/// 0.95-1.05x (`bench/results/2026-12-04-kernels-sums-32-zen4.md`). So
+/// Intel only.
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
