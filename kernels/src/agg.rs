@@ -447,7 +447,7 @@ mod tests {
 
     /// The unmasked 32-bit sum loops (every unmasked sum of 64 rows or
     /// more at the AVX2 and AVX-512 levels; the AVX2 one with and without
-    /// `cpu::prefetch_32`'s prefetch, which the plan picks by vendor) equal
+    /// `cpu::avx2_prefetch`'s prefetch, which the plan picks by vendor) equal
     /// the scalar twin on every length 0..=300 at start offsets 0..8, with
     /// the extremes among the values, and stay exact past several flushes
     /// with every value at an extreme.

@@ -302,13 +302,13 @@ fn env_cap() -> Option<Level> {
 static SUM_PLAN: AtomicU8 = AtomicU8::new(0);
 
 /// [`SUM_PLAN`]'s bits: read; the wide loops; VNNI; 256-bit from DRAM;
-/// 256-bit 64-bit sums from L3 sizes; the AVX2 32-bit sums' prefetch.
+/// 256-bit 64-bit sums from L3 sizes; the AVX2 leaves' prefetch.
 const PLAN_READ: u8 = 1;
 const PLAN_WIDE: u8 = 2;
 const PLAN_VNNI: u8 = 4;
 const PLAN_DRAM_256: u8 = 8;
 const PLAN_L3_256: u8 = 16;
-const PLAN_PREFETCH_32: u8 = 32;
+const PLAN_AVX2_PREFETCH: u8 = 32;
 
 /// Whether unmasked sums at the AVX-512 level run the wide loops
 /// (`arch::x86_64::avx512::agg::sum_all_*`: eight 512-bit accumulators and
@@ -341,23 +341,29 @@ pub(crate) fn sums_vnni() -> bool {
     sum_plan() & PLAN_VNNI != 0
 }
 
-/// Whether the AVX2 level's 32-bit sums (the unmasked loop and the masked
-/// leaf) prefetch columns of `arch::x86_64::PREFETCH_MIN_BYTES` or more.
-/// On an Intel model 167 guest the exact `i32` sum went from 0.66-0.68 of
-/// arrow's at 128 Mi rows to 1.01 with it
-/// (`bench/results/2026-12-03-kernels-filter-prefetch-intel.md`). On Zen 4
-/// the unmasked loop read 1-3 Mi rows 0.64-0.83 as fast with it, where the
-/// two builds compared differ by 0.88-0.94 alone, and without it the
-/// masked leaf's unmasked sums from DRAM went from 0.71-0.93x arrow's to
-/// 0.95-1.05x (`bench/results/2026-12-04-kernels-sums-32-zen4.md`). So
-/// Intel only.
+/// Whether the AVX2 level's streaming leaves (the filters of every type,
+/// min/max, the 32-bit sums) prefetch columns of
+/// `arch::x86_64::PREFETCH_MIN_BYTES` or more, 2 KiB ahead of the loads.
+/// On an Intel model 167 guest (`KEEL_KERNELS=avx2`), from DRAM, `lt` to a
+/// bitmap went from 0.69-0.77 of the read pass to 0.92-1.13 with it, u16
+/// compare from 0.71-0.76 to 0.93-1.01, the exact `i32` sum from 0.66-0.68
+/// of arrow's to 1.01 (`bench/results/2026-12-03-kernels-filter-prefetch-intel.md`).
+/// On Zen 4 (family 25 model 17, `KEEL_KERNELS=avx2`) every one of them
+/// was as fast or faster without it: at 128 Mi rows `lt` on f64 read
+/// 0.45-0.85 of the read pass with it and 0.76-1.06 without, u8/u16
+/// compare 0.56-0.76 and 0.74-0.91, min/max 0.64-0.89 and 0.87-1.01 (i64
+/// `min` 0.64-0.87 and 0.71-0.93: level), the exact `i32` sum 0.71-0.93x
+/// arrow's and 0.95-1.05x
+/// (`bench/results/2026-12-04-kernels-avx2-prefetch-zen4.md`). So Intel
+/// only (Zen 3, which runs this level, follows Zen 4 by vendor: not
+/// measured).
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn prefetch_32() -> bool {
-    sum_plan() & PLAN_PREFETCH_32 != 0
+pub(crate) fn avx2_prefetch() -> bool {
+    sum_plan() & PLAN_AVX2_PREFETCH != 0
 }
 
 /// Whether streaming kernels at the AVX-512 level take the AVX2 leaves for
@@ -431,7 +437,7 @@ fn plan_for(intel: bool, vnni: bool, family_model: (u32, u32)) -> u8 {
         c |= PLAN_VNNI;
     }
     if intel {
-        c |= PLAN_WIDE | PLAN_PREFETCH_32;
+        c |= PLAN_WIDE | PLAN_AVX2_PREFETCH;
         if family_model == (6, 167) {
             c |= PLAN_DRAM_256;
         }
@@ -612,18 +618,18 @@ mod tests {
     #[test]
     fn sum_plans_follow_the_measured_cpus() {
         let has = |c: u8, bit: u8| c & bit != 0;
-        // Intel: the wide loops and the AVX2 32-bit prefetch everywhere,
+        // Intel: the wide loops and the AVX2 prefetch everywhere,
         // VNNI where present, 256-bit from DRAM on model 167 only.
         let c = plan_for(true, false, (6, 167));
         assert!(has(c, PLAN_WIDE) && has(c, PLAN_DRAM_256) && !has(c, PLAN_VNNI));
-        assert!(has(c, PLAN_PREFETCH_32) && !has(c, PLAN_L3_256));
+        assert!(has(c, PLAN_AVX2_PREFETCH) && !has(c, PLAN_L3_256));
         let c = plan_for(true, true, (6, 207));
         assert!(has(c, PLAN_WIDE) && has(c, PLAN_VNNI) && !has(c, PLAN_DRAM_256));
         // AMD family 25 (Zen 3, Zen 4): the L3 rule and VNNI where present
-        // (Zen 4), no wide loops, no 32-bit prefetch.
+        // (Zen 4), no wide loops, no AVX2 prefetch.
         let c = plan_for(false, true, (25, 17));
         assert!(has(c, PLAN_L3_256) && has(c, PLAN_VNNI) && !has(c, PLAN_WIDE));
-        assert!(!has(c, PLAN_DRAM_256) && !has(c, PLAN_PREFETCH_32));
+        assert!(!has(c, PLAN_DRAM_256) && !has(c, PLAN_AVX2_PREFETCH));
         let c = plan_for(false, false, (25, 1));
         assert_eq!(c, PLAN_READ | PLAN_L3_256);
         // Zen 2 (23) and Zen 5 (26), unmeasured: VNNI where present only.

@@ -4,13 +4,15 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 
-/// Columns of at least this many bytes are read with a software prefetch
+/// On the CPUs `cpu::avx2_prefetch` names (Intel), the AVX2 leaves read
+/// columns of at least this many bytes with a software prefetch
 /// [`PREFETCH_AHEAD`] bytes ahead of the loads: they come from L3 or DRAM,
-/// and the leaves' 256-bit loads alone keep too few lines in flight (AVX2's
+/// and there the 256-bit loads alone keep too few lines in flight (AVX2's
 /// u16 compare read 0.71-0.76 of the read pass at 128 Mi rows, 0.93-1.01
-/// with the prefetch: `bench/results/2026-12-03-kernels-filter-prefetch-intel.md`).
-/// Smaller ones skip it, as its extra instruction a line cost up to 8% in
-/// L1. Under Miri 0, so the tests' short columns run the prefetching loop.
+/// with the prefetch: `bench/results/2026-12-03-kernels-filter-prefetch-intel.md`;
+/// on Zen 4 the prefetch only cost). Smaller columns skip it, as its extra
+/// instruction a line cost up to 8% in L1. Under Miri 0, so the tests'
+/// short columns run the prefetching loop.
 pub(crate) const PREFETCH_MIN_BYTES: usize = if cfg!(miri) { 0 } else { 1 << 20 };
 
 /// How far ahead of the loads [`prefetch_lines`] reaches: 2 KiB measured

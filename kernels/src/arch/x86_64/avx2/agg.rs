@@ -127,7 +127,7 @@ fn fold_exact<const SIGNED: bool>(w: &[__m256i; 4], h: &[__m256i; 4]) -> u64 {
 
 /// The 32-bit sums of every row: [`narrow_sum`]'s split over whole 64-row
 /// blocks with no mask words, the tail by the scalar twin, for columns
-/// under `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::prefetch_32`.
+/// under `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::avx2_prefetch`.
 macro_rules! narrow_sum_all {
     ($name:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
         /// Exact sum of every value, in 64 bits (wrapping past them).
@@ -180,7 +180,7 @@ macro_rules! narrow_sum {
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
             let bytes = core::mem::size_of_val(v);
             if m.is_all() && bytes < crate::agg::UNMASKED_32_BELOW_BYTES {
-                let pf = bytes >= PREFETCH_MIN_BYTES && crate::cpu::prefetch_32();
+                let pf = bytes >= PREFETCH_MIN_BYTES && crate::cpu::avx2_prefetch();
                 // SAFETY: AVX2 is enabled (caller).
                 return unsafe {
                     if pf {
@@ -196,8 +196,8 @@ macro_rules! narrow_sum {
             // On Intel, from DRAM, the 256-bit loads alone ran at
             // 0.66-0.70 of arrow's i32 sum at 128 Mi rows, 0.98-1.02 with it
             // (the 64-bit and float sums, already past arrow, gained
-            // nothing); on Zen 4 it cost (see `cpu::prefetch_32`).
-            let prefetch = bytes >= PREFETCH_MIN_BYTES && crate::cpu::prefetch_32();
+            // nothing); on Zen 4 it cost (see `cpu::avx2_prefetch`).
+            let prefetch = bytes >= PREFETCH_MIN_BYTES && crate::cpu::avx2_prefetch();
             while b < full {
                 let end = full.min(b + FLUSH_BLOCKS);
                 // SAFETY: every load reads 8 rows inside block `b < full`,
@@ -402,9 +402,11 @@ macro_rules! min_max {
                 // prefetch (a test in it cost i32 min 9% in L1; chunks of
                 // eight blocks, bursts of 4 KiB of prefetches for i64, ran
                 // slower than none). From DRAM it took i32 min_max from
-                // 0.75-0.77 of the read pass to 1.14 at 128 Mi rows.
+                // 0.75-0.77 of the read pass to 1.14 at 128 Mi rows on
+                // Intel; on Zen 4 it cost (see `cpu::avx2_prefetch`).
                 let pf_blocks = (512 / (64 * core::mem::size_of::<$t>())).max(1);
-                let prefetch = core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES;
+                let prefetch =
+                    core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES && crate::cpu::avx2_prefetch();
                 let mut first = 0;
                 while first < full {
                     let end = if prefetch {

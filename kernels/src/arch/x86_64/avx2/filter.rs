@@ -36,8 +36,9 @@ const STEP_INT64: usize = 1;
 /// full blocks through this.
 ///
 /// `v` is the column the words are computed from: one of at least
-/// `PREFETCH_MIN_BYTES` is prefetched ahead of the loads, a step's lines at
-/// a time (the loop is written twice, so a column in cache pays nothing).
+/// `PREFETCH_MIN_BYTES` is prefetched ahead of the loads where
+/// `cpu::avx2_prefetch` holds (Intel), a step's lines at a time (the loop
+/// is written twice, so a column in cache pays nothing).
 #[inline(always)]
 pub(super) fn blocks<const SINK: u8, const STEP: usize, T>(
     v: &[T],
@@ -49,7 +50,7 @@ pub(super) fn blocks<const SINK: u8, const STEP: usize, T>(
     let mut n = 0;
     let mut blk = 0;
     let step_bytes = STEP * 64 * core::mem::size_of::<T>();
-    if core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES {
+    if core::mem::size_of_val(v) >= PREFETCH_MIN_BYTES && crate::cpu::avx2_prefetch() {
         let base = v.as_ptr().cast::<u8>();
         while blk + STEP <= full {
             prefetch_lines(
