@@ -328,6 +328,10 @@ fn masked_add_equals_add_of_the_counted_keys() {
         let sparse: Vec<u64> = (0..=n.div_ceil(64))
             .map(|_| r.next() & r.next() & r.next() & r.next())
             .collect();
+        // About 1 in 32 rows.
+        let sparser: Vec<u64> = (0..=n.div_ceil(64))
+            .map(|_| r.next() & r.next() & r.next() & r.next() & r.next())
+            .collect();
         // Runs of zero words and words of one bit, the last words zero:
         // batches that end on a skipped word and a flush past the last one.
         let lone: Vec<u64> = (0..=n.div_ceil(64))
@@ -354,6 +358,20 @@ fn masked_add_equals_add_of_the_counted_keys() {
             (
                 Mask::ALL.select(Selection::Bitmap(Bits::with_offset(&lone, 5))),
                 (0..n).filter(|&i| bit(&lone, i + 5)).collect(),
+            ),
+            // Word-aligned and sparser than 1 in 16: the sparse leaf, in
+            // batches (a few positions each under Miri).
+            (
+                Mask::ALL.select(Selection::Bitmap(Bits::new(&sparser))),
+                (0..n).filter(|&i| bit(&sparser, i)).collect(),
+            ),
+            (
+                Mask::ALL.select(Selection::Bitmap(Bits::new(&lone))),
+                (0..n).filter(|&i| bit(&lone, i)).collect(),
+            ),
+            (
+                Mask::valid(Bits::new(&lone)),
+                (0..n).filter(|&i| bit(&lone, i)).collect(),
             ),
             (
                 Mask::ALL.select(Selection::Rows(&rows)),

@@ -65,7 +65,26 @@ pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
         }
         scalar::apply_packed(regs, &packed);
     }
-    scalar::add_u64(regs, p, seed, chunks.remainder());
+    // The last short chunk eight keys at a time too, the last group's
+    // loads masked (other lanes are not read; their slots are not applied):
+    // the sparse leaf's batches end here, a few hundred keys each.
+    let rest = chunks.remainder();
+    for (j, q) in rest.chunks(8).enumerate() {
+        let k = if q.len() == 8 {
+            !0
+        } else {
+            (1u8 << q.len()) - 1
+        };
+        // SAFETY: the enabled lanes are q's keys; packed[8j..8j+8] is in
+        // bounds since 8j < rest.len() < BLOCK and BLOCK is a multiple of
+        // 8; AVX-512 (caller contract) and 4 <= p <= 18.
+        unsafe {
+            let x = _mm512_maskz_loadu_epi64(k, q.as_ptr().cast());
+            let v = pack(mx.mix(_mm512_xor_si512(x, s)), p);
+            _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), v);
+        }
+    }
+    scalar::apply_packed(regs, &packed[..rest.len()]);
 }
 
 /// The lanes of `v` that `k` enables moved to the front, the rest zero
@@ -177,6 +196,67 @@ unsafe fn flush_positions(
     scalar::apply_packed(regs, &packed[..fill]);
 }
 
+/// A selection counting fewer than one row in this many takes
+/// [`add_u64_sparse`].
+const SPARSE_ROWS: usize = 16;
+
+/// Positions a sparse batch holds (4 KiB). At least 64, a word's worth, so
+/// that every batch takes a word. Under Miri 64: there batches also end
+/// after one word (`MASKED_SPAN`), so the tests' short columns cross them.
+const SPARSE_CAP: usize = if cfg!(miri) { 64 } else { 1024 };
+static_assertions::const_assert!(SPARSE_CAP >= 64 && SPARSE_CAP.is_multiple_of(8));
+
+/// The masked add for a sparse selection in one word-aligned bitmap: a
+/// batch of words whose counted rows fit [`SPARSE_CAP`] is walked with the
+/// scalar `select` loop (`tzcnt`, one iteration a counted row, nothing for
+/// an empty word), its keys are gathered by the scalar gather (prefetching
+/// 32 rows ahead) into a stage and added as a column. At 1 in 64 selected
+/// the per-word work of [`add_u64_masked`]'s walk (its prefetches,
+/// compresses and flush tests) made it 0.54-0.76x `select_into` + gather +
+/// add; this is those three passes a batch at a time, with the positions
+/// and keys in L1: 0.83-0.95x on Zen 4
+/// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`).
+///
+/// # Safety
+///
+/// As [`add_u64`]; `words` holds `keys.len().div_ceil(64)` words.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words: &[u64]) {
+    let n = keys.len();
+    let mut pos = [0u32; SPARSE_CAP];
+    let mut stage = [core::mem::MaybeUninit::<u64>::uninit(); SPARSE_CAP];
+    let mut b = 0;
+    while b < words.len() {
+        // Words b..e: at least one (a word counts at most 64 <= SPARSE_CAP
+        // rows), as many as fit, spanning under 2^30 rows (32-bit offsets).
+        let (mut e, mut c) = (b, 0);
+        while e < words.len() && e - b < MASKED_SPAN / 64 {
+            let k = words[e].count_ones() as usize;
+            if c + k > SPARSE_CAP {
+                break;
+            }
+            c += k;
+            e += 1;
+        }
+        let rows = (n - b * 64).min((e - b) * 64);
+        let got = crate::arch::scalar::bitmap::select(&words[b..e], rows, &mut pos);
+        // SAFETY: `select` wrote `got <= c <= SPARSE_CAP` offsets, each a
+        // counted row below `rows`, so below `keys.len() - b * 64`; `stage`
+        // has room for them.
+        unsafe {
+            crate::arch::scalar::gather::take(&keys[b * 64..], &pos, &mut stage[..got], true)
+        };
+        // SAFETY: `take` wrote the first `got`; AVX-512 (caller contract).
+        unsafe {
+            let st = core::slice::from_raw_parts(stage.as_ptr().cast::<u64>(), got);
+            add_u64(regs, p, seed, st);
+        }
+        b = e;
+    }
+}
+
 /// AVX-512 twin of `arch::scalar::hll::add_u64_masked`. Each 64 rows'
 /// counted positions go into a batch of 32-bit offsets: compressed
 /// (`vpcompressd`, 16 rows at a time) when the word counts more than 4
@@ -191,7 +271,9 @@ unsafe fn flush_positions(
 /// `select_into` + gather + add.) On Zen 4 the prefetch and the `tzcnt`
 /// path took 1 in 2, 1 in 10 and 1 in 64 from 1.13-1.44x, 0.99-1.23x and
 /// 0.42-0.82x the three passes to 1.50-1.69x, 1.16-1.50x and 0.54-0.76x
-/// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`).
+/// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`). A selection in
+/// one word-aligned bitmap counting under one row in [`SPARSE_ROWS`] takes
+/// [`add_u64_sparse`] instead.
 ///
 /// # Safety
 ///
@@ -207,6 +289,16 @@ pub(crate) unsafe fn add_u64_masked(
     m: RowMask<'_>,
 ) {
     let n = keys.len();
+    if let Some(words) = m.aligned_words() {
+        let words = &words[..n.div_ceil(64)];
+        // SAFETY: AVX-512 F and VPOPCNTDQ are enabled (caller contract).
+        let counted = unsafe { super::bitmap::popcount(words) };
+        if counted.saturating_mul(SPARSE_ROWS) < n {
+            // SAFETY: as this leaf; `words` covers the rows.
+            unsafe { add_u64_sparse(regs, p, seed, keys, words) };
+            return;
+        }
+    }
     // SAFETY: AVX-512 is enabled on this leaf (caller contract).
     let (mx, s, lanes) = unsafe {
         (
