@@ -93,7 +93,7 @@ int_sum!(sum_u64, u64, u64, |p| _mm256_loadu_si256(p.cast()));
 /// widening to 64-bit lanes takes four and twice the loads, so the 32-bit
 /// sums keep up with a plain wrapping 32-bit loop. Under Miri the lanes are
 /// flushed every 2 blocks, so that the short columns Miri can run cross
-/// several flushes; the bound itself is checked natively by a 3 Mi-row test.
+/// several flushes; the bound itself is checked natively by 3 and 4 Mi-row tests.
 const FLUSH_BLOCKS: usize = if cfg!(miri) { 2 } else { 1 << 14 };
 
 /// Adds one flush of a 32-bit sum's accumulators up, in 64 bits: each
