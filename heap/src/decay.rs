@@ -69,14 +69,17 @@ pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) -> bool {
 /// list).
 static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
 
-/// The decay time (ms) of a heap nobody owns: a sixty-fourth of `decay`
-/// (16 ms of the default second). Its memory is of use only to a thread
-/// that adopts it soon, and a program whose threads come and go spreads
-/// its memory over several such heaps, each keeping what it held at its
-/// fullest for as long as this.
+/// The decay time (ms) of a heap nobody owns: a 256th of `decay` (3 ms of
+/// the default second). Its memory is of use only to a thread that adopts
+/// it soon, and a program whose threads come and go spreads its memory
+/// over several such heaps, each keeping what it held at its fullest for
+/// as long as this. A sixty-fourth (16 ms) kept `malloc/tests/c/exited.c`
+/// at up to 1.8x glibc's peak resident set; a 256th keeps it within 1.4x,
+/// at the cost of the pages the next adopter faults back in
+/// (`bench/results/2026-12-04-heap-abandoned-decay-zen4.md`).
 #[inline]
 pub(crate) fn abandoned_decay(decay: u64) -> u64 {
-    (decay / 64).max(1)
+    (decay / 256).max(1)
 }
 
 /// The decay time (ms) of a heap adopted from an exited thread, for its new

@@ -1,6 +1,17 @@
 //! Helpers shared by the test files.
 #![allow(dead_code)]
 
+/// Sets a decay clock (an hour) that no run reaches, emulated ones
+/// included: for tests of what an adopter finds in an abandoned heap, which
+/// the abandoned heap's own clock (a 256th of `decay_ms`) would otherwise
+/// release first on a slow machine. `decay_abandoned.rs` tests that clock.
+pub fn decay_out_of_reach() {
+    keel_heap::configure(keel_heap::Options {
+        decay_ms: 3_600_000,
+        ..keel_heap::options()
+    });
+}
+
 /// A block pointer handed to another thread to free.
 pub struct SendPtr(pub *mut u8);
 // SAFETY: the pointer is handed over to exactly one thread.
