@@ -337,7 +337,22 @@ macro_rules! float_sum {
             // write 4 * L <= 64 lanes into `lanes`.
             unsafe {
                 let mut acc = [$set1(-0.0); 4];
-                for b in 0..n.div_ceil(64) {
+                // With every row counted, two blocks an iteration and no
+                // block word: the same lanes (128 rows is a whole number of
+                // 4 * L), half the loop overhead.
+                let mut from = 0;
+                if m.is_all() {
+                    let pairs = n / 128;
+                    for i in 0..pairs {
+                        let base = v.as_ptr().add(i * 128);
+                        for j in 0..128 / L {
+                            let x = $load(base.add(L * j));
+                            acc[j % 4] = $add(acc[j % 4], x);
+                        }
+                    }
+                    from = 2 * pairs;
+                }
+                for b in from..n.div_ceil(64) {
                     let w = block_word(m, n, b);
                     let base = v.as_ptr().wrapping_add(b * 64);
                     if w == !0 {
