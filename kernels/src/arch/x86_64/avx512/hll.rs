@@ -207,15 +207,18 @@ const SPARSE_CAP: usize = if cfg!(miri) { 64 } else { 1024 };
 static_assertions::const_assert!(SPARSE_CAP >= 64 && SPARSE_CAP.is_multiple_of(8));
 
 /// The masked add for a sparse selection in one word-aligned bitmap: a
-/// batch of words whose counted rows fit [`SPARSE_CAP`] is walked with the
-/// scalar `select` loop (`tzcnt`, one iteration a counted row, nothing for
-/// an empty word), its keys are gathered by the scalar gather (prefetching
+/// batch of words is walked with a `tzcnt` loop (one iteration a counted
+/// row, nothing for an empty word) until a whole word's rows might not fit
+/// [`SPARSE_CAP`], its keys are gathered by the scalar gather (prefetching
 /// 32 rows ahead) into a stage and added as a column. At 1 in 64 selected
 /// the per-word work of [`add_u64_masked`]'s walk (its prefetches,
 /// compresses and flush tests) made it 0.54-0.76x `select_into` + gather +
 /// add; this is those three passes a batch at a time, with the positions
-/// and keys in L1: 0.83-0.95x on Zen 4
-/// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`).
+/// and keys in L1: 0.83-0.95x on Zen 4 while each batch was first sized by
+/// a popcount pass over its words
+/// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`), 0.97-1.07x
+/// since the walk itself ends the batch
+/// (`bench/results/2026-12-04-kernels-hll-sparse-batch-zen4.md`).
 ///
 /// # Safety
 ///
@@ -229,22 +232,27 @@ unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words
     let mut stage = [core::mem::MaybeUninit::<u64>::uninit(); SPARSE_CAP];
     let mut b = 0;
     while b < words.len() {
-        // Words b..e: at least one (a word counts at most 64 <= SPARSE_CAP
-        // rows), as many as fit, spanning under 2^30 rows (32-bit offsets).
-        let (mut e, mut c) = (b, 0);
-        while e < words.len() && e - b < MASKED_SPAN / 64 {
-            let k = words[e].count_ones() as usize;
-            if c + k > SPARSE_CAP {
-                break;
+        // Words b..e, walked while a whole word's rows still fit: at least
+        // one (a word counts at most 64 <= SPARSE_CAP rows), spanning under
+        // 2^30 rows (32-bit offsets). Bits past row n are cleared.
+        let (mut e, mut got) = (b, 0);
+        let lim = words.len().min(b + MASKED_SPAN / 64);
+        while e < lim && got + 64 <= SPARSE_CAP {
+            let mut w = words[e];
+            if (e + 1) * 64 > n {
+                w &= (1u64 << (n % 64)).wrapping_sub(1);
             }
-            c += k;
+            let base = ((e - b) * 64) as u32;
+            while w != 0 {
+                pos[got] = base + w.trailing_zeros();
+                got += 1;
+                w &= w - 1;
+            }
             e += 1;
         }
-        let rows = (n - b * 64).min((e - b) * 64);
-        let got = crate::arch::scalar::bitmap::select(&words[b..e], rows, &mut pos);
-        // SAFETY: `select` wrote `got <= c <= SPARSE_CAP` offsets, each a
-        // counted row below `rows`, so below `keys.len() - b * 64`; `stage`
-        // has room for them.
+        // SAFETY: the walk wrote `got <= SPARSE_CAP` offsets, each a
+        // counted row below n, offset from `b * 64`, so below
+        // `keys.len() - b * 64`; `stage` has room for them.
         unsafe {
             crate::arch::scalar::gather::take(&keys[b * 64..], &pos, &mut stage[..got], true)
         };
