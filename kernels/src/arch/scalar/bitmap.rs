@@ -37,12 +37,19 @@ pub(crate) fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
         if (i + 1) * 64 > rows {
             w &= (1u64 << (rows % 64)).wrapping_sub(1);
         }
-        let base = (i * 64) as u32;
-        while w != 0 {
-            out[n] = base + w.trailing_zeros();
-            n += 1;
-            w &= w - 1;
-        }
+        n = select_word(w, (i * 64) as u32, out, n);
+    }
+    n
+}
+
+/// Appends `base` plus the index of each set bit of `w`, lowest first, to
+/// `out` from `out[n]` (room checked by the caller); returns the new count.
+#[inline(always)]
+pub(crate) fn select_word(mut w: u64, base: u32, out: &mut [u32], mut n: usize) -> usize {
+    while w != 0 {
+        out[n] = base + w.trailing_zeros();
+        n += 1;
+        w &= w - 1;
     }
     n
 }

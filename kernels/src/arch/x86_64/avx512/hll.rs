@@ -242,12 +242,7 @@ unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words
             if (e + 1) * 64 > n {
                 w &= (1u64 << (n % 64)).wrapping_sub(1);
             }
-            let base = ((e - b) * 64) as u32;
-            while w != 0 {
-                pos[got] = base + w.trailing_zeros();
-                got += 1;
-                w &= w - 1;
-            }
+            got = crate::arch::scalar::bitmap::select_word(w, ((e - b) * 64) as u32, &mut pos, got);
             e += 1;
         }
         // SAFETY: the walk wrote `got <= SPARSE_CAP` offsets, each a
