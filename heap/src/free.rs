@@ -297,8 +297,8 @@ impl HeapCore {
     ///   `push_small`): a free into a slab whose blocks are all free is a
     ///   double free.
     ///
-    /// Then the process's free mark is written into the block's second
-    /// word, unread. Any other double free is caught at the allocation that
+    /// Then the block is linked with the process's free mark written into
+    /// its second word, unread, beside the link (`link_small`). Any other double free is caught at the allocation that
     /// would hand the block out again: the allocation reads the popped
     /// block's first word (its link) anyway, and refuses a block without
     /// the mark there (see `take_from`), and a slab is checked whole before
@@ -344,7 +344,6 @@ impl HeapCore {
             if suspect {
                 return self.leave::<REPORT>(p, m, OffPath::Suspect);
             }
-            key_slot(p).write(l.free_key);
             self.push_small::<REPORT>(p, m, head)
         }
     }
@@ -380,8 +379,7 @@ impl HeapCore {
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions and `m == meta_of(p)`; for
-    /// `Suspect` and `PushSlow` the interior test passed, and for
-    /// `PushSlow` the block is marked free. With `REPORT`, a bad pointer is
+    /// `Suspect` and `PushSlow` the interior test passed. With `REPORT`, a bad pointer is
     /// reported here (ending the process) and the result is always `Ok`.
     #[inline(always)]
     unsafe fn off_path<const REPORT: bool>(
@@ -436,7 +434,7 @@ impl HeapCore {
     /// any, so the checker costs the fast path no test of its own.
     ///
     /// # Safety
-    /// Owner only; `p` is an object of `m`, marked free; `head == (*m).free`.
+    /// Owner only; `p` is an object of `m`; `head == (*m).free`.
     /// With `REPORT`, a bad pointer is reported (ending the process).
     #[inline(always)]
     unsafe fn push_small<const REPORT: bool>(
@@ -487,8 +485,7 @@ impl HeapCore {
     /// and parks the slab if `p` was its last.
     ///
     /// # Safety
-    /// Owner only; `p` is an object of `m`, marked free (or, drained from
-    /// the foreign list, marked by its freer).
+    /// Owner only; `p` is an object of `m`.
     #[inline]
     unsafe fn push_checked(&self, p: *mut u8, m: *mut SlabMeta) -> Result<(), Bad> {
         // SAFETY: owner-only state; `m` is our slab, of a small class.
@@ -505,8 +502,9 @@ impl HeapCore {
         }
     }
 
-    /// Links `p` onto slab `m`'s free list (`head`) and counts it freed. A
-    /// slab that was full gets its room back at the end of its bin.
+    /// Links `p` onto slab `m`'s free list (`head`), marked free, and counts
+    /// it freed. A slab that was full gets its room back at the end of its
+    /// bin.
     ///
     /// # Safety
     /// As `push_small`; `used == (*m).used > 0`, `head == (*m).free`.
@@ -515,7 +513,12 @@ impl HeapCore {
         // SAFETY: owner-only state; `m` is our slab.
         unsafe {
             let l = self.local();
-            p.cast::<*mut u8>().write(head);
+            // The link and the free mark as one write of two adjacent words,
+            // after the last branch of the free: the key's own store, made
+            // earlier, cost larsonN 2-5% of its time
+            // (`bench/results/2026-12-04-heap-mark-store-zen4.md`).
+            p.cast::<[*mut u8; 2]>()
+                .write([head, ptr::without_provenance_mut(l.free_key as usize)]);
             (*m).free = p;
             (*m).used = used - 1;
             l.counters.freed_small[(*m).class1 as usize] += 1;
@@ -587,7 +590,6 @@ impl HeapCore {
         // SAFETY: owner-only state.
         unsafe {
             self.confirm_small_free(p, m, true)?;
-            key_slot(p).write(self.local().free_key);
             // The drain in `confirm_small_free` may have just made every
             // block of the slab free: then this is a double free too.
             self.push_checked(p, m)
