@@ -37,13 +37,15 @@ fn idle_decay_releases_what_exited_threads_left() {
     .join()
     .unwrap();
     assert_eq!(stats().abandoned, 1, "the producer's heap is abandoned");
+    // Read before the frees: once they are in, the sweep of abandoned heaps
+    // may release them within a few milliseconds, before a read after them.
+    let r0 = stats().released;
     for p in blocks {
         // SAFETY: live blocks of the abandoned heap, freed once.
         unsafe { raw::free(p.0) };
     }
     // SAFETY: live, freed once.
     unsafe { raw::free(mine) };
-    let r0 = stats().released;
     std::thread::sleep(decay * 3);
     raw::maybe_collect();
     let released = stats().released - r0;
@@ -61,13 +63,18 @@ fn idle_decay_releases_what_exited_threads_left() {
     // `decay_ms` what the earlier owner left must still come back on the
     // adopted heap's shorter clock (an eighth: 0.22 s of a 2 s decay), not
     // only once it is free for the whole `decay_ms` (1.75 s: before that
-    // rule the wait below, 1 s, ran out with nothing released).
+    // rule the wait below, 1 s, ran out with nothing released). If the next
+    // thread comes later than the abandoned heap's own clock (a 256th:
+    // 8 ms), the sweep of abandoned heaps releases it first: either way it
+    // must come back within the wait. The released count is read by the
+    // exiting thread after its frees: nothing they freed can be released
+    // before that thread exits (the heap is young, on its eighth).
     let decay = Duration::from_secs(2);
     configure(Options {
         decay_ms: decay.as_millis() as u64,
         ..Options::default()
     });
-    std::thread::spawn(move || {
+    let r0 = std::thread::spawn(move || {
         let blocks: Vec<*mut u8> = (0..n)
             .map(|_| {
                 let p = raw::alloc(size, 8);
@@ -81,10 +88,10 @@ fn idle_decay_releases_what_exited_threads_left() {
             // SAFETY: live, freed once.
             unsafe { raw::free(p) };
         }
+        stats().released
     })
     .join()
     .unwrap();
-    let r0 = stats().released;
     let (released, waited) = std::thread::spawn(move || {
         let start = std::time::Instant::now();
         let mut live = [std::ptr::null_mut::<u8>(); 64];
@@ -110,7 +117,7 @@ fn idle_decay_releases_what_exited_threads_left() {
     })
     .join()
     .unwrap();
-    println!("an adopted heap released {released} bytes in {waited:?}");
+    println!("exited threads' memory: {released} bytes released in {waited:?}");
     assert!(
         released >= (n * size) as u64 / 2,
         "a heap adopted from exited threads released {released} of the {} bytes they \
