@@ -156,8 +156,9 @@ impl HeapCore {
                 // `s` is the bin's head: the callers took it from there.
                 slab::pop_front(&mut l.bins[c], s);
             }
-            l.counters.allocated += size as u64;
-            l.counters.slab_hits = l.counters.slab_hits.wrapping_add(1);
+            // One increment, by class: `LocalCounters::allocated` sums
+            // them in bytes on the slow paths that read it.
+            l.counters.allocated_small[c] += 1;
             // A block of a mapped region: never null, which lets a caller's
             // null test (the fast path's "not served") fold away.
             core::hint::assert_unchecked(!p.is_null());
@@ -246,11 +247,11 @@ impl HeapCore {
             let l = self.local();
             slab::push_front(&mut l.bins[c], m);
             let p = self.take_from(c, m, zero);
-            // That allocation needed a new slab, so it was no slab hit: take
-            // back the hit alloc_small counted, after it counted it, so the
-            // published figure never goes below zero.
+            // That allocation needed a new slab, so it was no slab hit:
+            // counted as a miss after `take_from` counted it, so the
+            // published hits never go below zero.
             let l = self.local();
-            l.counters.slab_hits = l.counters.slab_hits.wrapping_sub(1);
+            l.counters.slab_misses += 1;
             self.counters.publish(&l.counters);
             p
         }
@@ -273,7 +274,7 @@ impl HeapCore {
                 if zero && !z {
                     p.write_bytes(0, PAGE << order);
                 }
-                self.local().counters.allocated += (PAGE << order) as u64;
+                self.local().counters.allocated_bytes += (PAGE << order) as u64;
                 return p;
             }
         }

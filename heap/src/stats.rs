@@ -58,10 +58,16 @@ pub(crate) struct HeapCounters {
 
 /// The owner's private copy of its hot counters.
 pub(crate) struct LocalCounters {
-    pub(crate) allocated: u64,
+    /// Bytes allocated other than small blocks (medium blocks).
+    pub(crate) allocated_bytes: u64,
+    /// Small blocks allocated, by class: the allocation adds one (the
+    /// class is in a register there, its size not);
+    /// [`allocated`](Self::allocated) sums them in bytes.
+    pub(crate) allocated_small: [u64; crate::size_class::CLASSES],
+    /// Small allocations that took a new slab (the rest are slab hits).
+    pub(crate) slab_misses: u64,
     /// Bytes freed other than small blocks (medium blocks).
     pub(crate) freed_bytes: u64,
-    pub(crate) slab_hits: u64,
     /// Small blocks freed, by their slab's class byte: the free path adds
     /// one, where adding bytes would first load the class's size;
     /// [`freed`](Self::freed) sums them in bytes.
@@ -71,15 +77,35 @@ pub(crate) struct LocalCounters {
 impl Default for LocalCounters {
     fn default() -> Self {
         LocalCounters {
-            allocated: 0,
+            allocated_bytes: 0,
+            allocated_small: [0; crate::size_class::CLASSES],
+            slab_misses: 0,
             freed_bytes: 0,
-            slab_hits: 0,
             freed_small: [0; 256],
         }
     }
 }
 
 impl LocalCounters {
+    /// Bytes allocated in all (read on slow paths, as `freed`).
+    pub(crate) fn allocated(&self) -> u64 {
+        let small = (0..crate::size_class::CLASSES).fold(0u64, |acc, c| {
+            acc.wrapping_add(
+                self.allocated_small[c].wrapping_mul(crate::size_class::class_size(c) as u64),
+            )
+        });
+        self.allocated_bytes.wrapping_add(small)
+    }
+
+    /// Small allocations served by a slab already on its class's bin.
+    pub(crate) fn slab_hits(&self) -> u64 {
+        let all = self
+            .allocated_small
+            .iter()
+            .fold(0u64, |acc, &n| acc.wrapping_add(n));
+        all.wrapping_sub(self.slab_misses)
+    }
+
     /// Bytes freed in all (read on slow paths: a GC, a new region, a
     /// direct map, a published snapshot).
     pub(crate) fn freed(&self) -> u64 {
@@ -93,18 +119,18 @@ impl LocalCounters {
 
     /// Bytes in use: allocated and not freed.
     pub(crate) fn live(&self) -> u64 {
-        self.allocated.saturating_sub(self.freed())
+        self.allocated().saturating_sub(self.freed())
     }
 }
 
 impl HeapCounters {
     /// Publishes the owner's hot counters (owner only: load + store, no RMW).
     pub(crate) fn publish(&self, l: &LocalCounters) {
-        let freed = l.freed();
-        self.allocated.store(l.allocated, Ordering::Relaxed);
+        let (allocated, freed) = (l.allocated(), l.freed());
+        self.allocated.store(allocated, Ordering::Relaxed);
         self.freed.store(freed, Ordering::Relaxed);
-        self.slab_hits.store(l.slab_hits, Ordering::Relaxed);
-        let live = l.allocated.saturating_sub(freed);
+        self.slab_hits.store(l.slab_hits(), Ordering::Relaxed);
+        let live = allocated.saturating_sub(freed);
         if live > self.peak.load(Ordering::Relaxed) {
             self.peak.store(live, Ordering::Relaxed);
         }
