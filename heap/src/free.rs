@@ -297,9 +297,10 @@ impl HeapCore {
     ///   `push_small`): a free into a slab whose blocks are all free is a
     ///   double free.
     ///
-    /// Then the block is linked with the process's free mark written into
-    /// its second word, unread, beside the link (`link_small`). Any other double free is caught at the allocation that
-    /// would hand the block out again: the allocation reads the popped
+    /// Then the block is linked, with the process's free mark written into
+    /// its second word beside the link, unread (`link_small`). Any other
+    /// double free is caught at the allocation that would hand the block
+    /// out again: the allocation reads the popped
     /// block's first word (its link) anyway, and refuses a block without
     /// the mark there (see `take_from`), and a slab is checked whole before
     /// it is made over or given back (see `check_emptied`).
@@ -379,8 +380,9 @@ impl HeapCore {
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions and `m == meta_of(p)`; for
-    /// `Suspect` and `PushSlow` the interior test passed. With `REPORT`, a bad pointer is
-    /// reported here (ending the process) and the result is always `Ok`.
+    /// `Suspect` and `PushSlow` the interior test passed. With `REPORT`, a
+    /// bad pointer is reported here (ending the process) and the result is
+    /// always `Ok`.
     #[inline(always)]
     unsafe fn off_path<const REPORT: bool>(
         &self,
@@ -510,7 +512,9 @@ impl HeapCore {
     /// As `push_small`; `used == (*m).used > 0`, `head == (*m).free`.
     #[inline(always)]
     unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, head: *mut u8, used: u16) {
-        // SAFETY: owner-only state; `m` is our slab.
+        // SAFETY: owner-only state; `m` is our slab; `p` is one of its
+        // objects, of a small class: at least 16 bytes, 8-aligned, so the
+        // two words are inside it.
         unsafe {
             let l = self.local();
             // The link and the free mark as one write of two adjacent words,
