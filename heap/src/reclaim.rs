@@ -104,56 +104,72 @@ impl HeapCore {
     }
 
     /// Checks empty slab `m` before it is made over or given back, ending
-    /// the process if it is broken: its free list must hold every object it
-    /// ever handed out, once each, all carrying the free mark. A double
-    /// free that no check at free time caught can make a slab count no
-    /// live block while one is still in use; this walk is what keeps such
-    /// a block from being handed out again from a fresh slab. One pass over
-    /// the free list, when a slab is made over for another class or given
-    /// back (an empty slab taken back by its own class keeps its free list,
-    /// whose blocks the allocations check one by one).
+    /// the process if it is broken: every object it ever handed out must be
+    /// free, which a free block shows by the free mark in its second word
+    /// (a live one holds 0 from its hand-out or the program's data). A
+    /// double free that no check at free time caught can make a slab count
+    /// no live block while one is still in use; this check is what keeps
+    /// such a block from being handed out again from a fresh slab. Once
+    /// the slab is made over or given back its free list is dropped, so
+    /// only the objects' state matters, not the list's shape. It reads the
+    /// objects in address order, independent loads at a fixed stride that
+    /// the core overlaps and prefetches, rather than walking the list, one
+    /// dependent load per object in free order (the walk was 5.6% of
+    /// `small_random`'s time, whose last phase empties every slab). An
+    /// empty slab taken back by its own class keeps its free list, whose
+    /// blocks the allocations check one by one.
     ///
     /// # Safety
     /// Owner only; `m` is an empty slab of ours.
     pub(crate) unsafe fn check_emptied(&self, m: *mut SlabMeta) {
-        // SAFETY: owner-only state; the walk stops at the first link that
-        // leaves the slab's handed-out objects.
+        // SAFETY: owner-only state; every object below the bump was handed
+        // out, so its second word was written (0 at the hand-out, the mark
+        // at the free). In a correct program each is free and ours; in one
+        // that freed a block twice, reading a live one is what finds it.
         unsafe {
             if (*m).class1 == 0 {
                 return;
             }
             let size = class_size(((*m).class1 - 1) as usize % CLASSES);
             let base = slab::base_of(m);
-            let bumped = (*m).bump as usize / size;
             let key = self.local().free_key;
-            let mut n = 0usize;
-            let mut f = (*m).free;
-            while !f.is_null() {
-                let off = f.addr().wrapping_sub(base.addr());
-                if off >= (*m).bump as usize || !off.is_multiple_of(size) {
-                    crate::report::report_invalid(crate::InvalidHeap {
-                        what: "empty slab's free list leaves its objects (double free or write after free?)",
-                        addr: f.addr(),
-                    });
+            let mut off = 0;
+            while off < (*m).bump as usize {
+                // Eight objects a step with one branch: the loads do not
+                // wait on each other.
+                let mut live = false;
+                let end = ((*m).bump as usize).min(off + 8 * size);
+                while off < end {
+                    live |= key_slot(base.add(off)).read() != key;
+                    off += size;
                 }
-                if key_slot(f).read() != key {
-                    crate::report::report_changed(f);
+                if live {
+                    self.report_live_in_emptied(m, size);
                 }
-                n += 1;
-                if n > bumped {
-                    crate::report::report_invalid(crate::InvalidHeap {
-                        what: "empty slab's free list holds a block twice (double free)",
-                        addr: base.addr(),
-                    });
-                }
-                f = f.cast::<*mut u8>().read();
             }
-            if n != bumped {
-                crate::report::report_invalid(crate::InvalidHeap {
-                    what: "slab counts no live block but one is not free (double free)",
-                    addr: base.addr(),
-                });
+        }
+    }
+
+    /// Names the first object of empty slab `m` that is not free (see
+    /// [`check_emptied`](Self::check_emptied)) and ends the process.
+    ///
+    /// # Safety
+    /// As `check_emptied`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn report_live_in_emptied(&self, m: *mut SlabMeta, size: usize) -> ! {
+        // SAFETY: as in `check_emptied`.
+        unsafe {
+            let base = slab::base_of(m);
+            let key = self.local().free_key;
+            let mut off = 0;
+            while off < (*m).bump as usize && key_slot(base.add(off)).read() == key {
+                off += size;
             }
+            crate::report::report_invalid(crate::InvalidHeap {
+                what: "empty slab's block is not free (double free or write after free?)",
+                addr: base.addr() + off,
+            })
         }
     }
 }

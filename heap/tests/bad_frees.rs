@@ -136,6 +136,7 @@ const CASES: &[&str] = &[
     "emptied-64",
     "emptygc-64",
     "written-64",
+    "writtengc-64",
     "double-32",
     "double-64",
     "double-medium",
@@ -188,6 +189,17 @@ fn run_case(case: &str) {
                     h.gc();
                 }
                 take(4);
+            }
+            "writtengc" => {
+                // The slab's last block freed, so it is empty; then one of
+                // its free blocks is written and the slab given back.
+                let q = h.alloc(size, align);
+                println!("q {q:p}");
+                h.free(q);
+                h.free(p);
+                q.cast::<u64>().add(1).write(0x5a5a);
+                h.gc();
+                take(2);
             }
             "written" => {
                 h.free(p);
@@ -282,9 +294,14 @@ fn bad_frees_end_the_process_with_one_line() {
         let want = match *case {
             "pqp-64" if !checker => changed,
             "emptygc-64" if !checker => {
-                "keel-heap: invalid heap: empty slab's free list holds a block twice".into()
+                "keel-heap: invalid heap: empty slab's block is not free".into()
             }
             "written-64" => changed,
+            // Named by address: the block that lost its mark.
+            "writtengc-64" if checker => {
+                "keel-heap: invalid heap: free object lost its free mark".into()
+            }
+            "writtengc-64" => "keel-heap: invalid heap: empty slab's block is not free".into(),
             c if c.starts_with("interior") || c == "realloc-interior" => {
                 "keel-heap: invalid free of 0x".into()
             }
@@ -294,6 +311,17 @@ fn bad_frees_end_the_process_with_one_line() {
             _ => double,
         };
         assert!(lines[0].starts_with(&want), "{case}: {}", lines[0]);
+        if *case == "writtengc-64" {
+            let q = stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("q "))
+                .unwrap_or("none");
+            assert!(
+                lines[0].ends_with(&format!(" at {q}")),
+                "{case}: {}",
+                lines[0]
+            );
+        }
         if case.starts_with("interior") || *case == "realloc-interior" {
             assert!(
                 lines[0].contains("-byte block at 0x"),
