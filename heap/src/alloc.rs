@@ -124,17 +124,27 @@ impl HeapCore {
             let (p, fresh, full);
             if !m.free.is_null() {
                 p = m.free;
-                let next = p.cast::<*mut u8>().read();
-                // The double-free check of a block freed since it was last
-                // handed out: its free mark, on the line just read. A block
-                // on the list twice lost the mark at its first hand-out.
-                // Checked and cleared in one: the mark xor the key is 0 (a
-                // live block's word, no mark) exactly when the mark is there.
-                let v = key_slot(p).read() ^ l.free_key;
-                key_slot(p).write(v);
-                if v != 0 {
+                // The block's link is its free mark (`free::encode_link`):
+                // decoded, it is null or an address in this slab. A block
+                // on the list twice lost it at its first hand-out, which
+                // clears the word; a write after the free changed it.
+                let d = p.cast::<usize>().read() ^ l.free_key as usize;
+                p.cast::<usize>().write(0);
+                // A link is null or in the slab: either way the smaller of
+                // `d` and its distance from `p` is under `SLAB` (no block
+                // lies below `SLAB`), one compare for both.
+                if (d ^ p.addr()).min(d) >= SLAB {
                     crate::report::report_changed(p);
                 }
+                // On a foreign list too: its owner freed it again after
+                // another thread did, and the list's drain would free it
+                // once more while it is live.
+                if key_slot(p).read() == l.free_key {
+                    crate::report::report_fatal(crate::locate::Bad::double_free(p));
+                }
+                // `p`'s provenance (the region) for the next block, null
+                // included.
+                let next = p.with_addr(d);
                 m.free = next;
                 fresh = false;
                 full = next.is_null() && m.bump as usize + size > SLAB;
@@ -143,9 +153,9 @@ impl HeapCore {
                 m.bump += size as u32;
                 m.limit += class_excess(c);
                 fresh = m.zero_tail();
-                // Live now: no free mark (an object bumped out of reused
-                // memory may hold an old one).
-                key_slot(p).write(0);
+                // Live now: no free mark of either kind (an object bumped
+                // out of reused memory may hold an old one).
+                p.cast::<[u64; 2]>().write([0, 0]);
                 full = m.bump as usize + size > SLAB;
             }
             if zero && !fresh {

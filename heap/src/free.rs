@@ -15,12 +15,51 @@ use crate::size_class::CLASSES;
 use crate::{direct, slab};
 use core::ptr;
 
-/// The word of a small block after its free-list link: holds the process's
-/// free mark ([`crate::free_key`]) while the block is free, anything else
-/// while it is live.
+/// The word of a small block after its first: the foreign free mark. A
+/// thread that frees a block of another heap writes the process's free key
+/// ([`crate::free_key`]) here, and the block waits on the owner's foreign
+/// list (whose link is its first word); the owner clears the word when it
+/// takes the block back, and an allocation from fresh memory clears it, so
+/// the key here means "on a foreign list".
 #[inline(always)]
 pub(crate) fn key_slot(p: *mut u8) -> *mut u64 {
     p.cast::<u64>().wrapping_add(1)
+}
+
+/// The first word of a block on its slab's free list: the next block's
+/// address (or 0) xor the free key, glibc's safe-linking with the whole key.
+/// The key is odd and blocks are 16-byte aligned, so a link is an odd word,
+/// never one of the foreign list's links, and the link is the block's free
+/// mark: [`link_target`] knows a free block by it, with no second word to
+/// write at the free. An allocation that pops the block clears the word.
+#[inline(always)]
+pub(crate) fn encode_link(next: *mut u8, key: u64) -> usize {
+    next.addr() ^ key as usize
+}
+
+/// What the first word `w` of object `p` of a slab says: `Some(next)` when
+/// it is a free-list link (decoded with `key`, null or an address in `p`'s
+/// own slab, where a slab's list stays), `None` when it is anything else (a
+/// live block's word: cleared when it was handed out, or data). A word that
+/// is a link by chance needs the key, a random word set at start-up.
+#[inline(always)]
+pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
+    let d = w ^ key as usize;
+    // `with_addr` keeps `p`'s provenance (the region), so the link needs
+    // no pointer stored in memory.
+    ((d ^ p.addr()) < SLAB || d == 0).then(|| p.with_addr(d))
+}
+
+/// Whether small block `p` carries a free mark: a free-list link in its
+/// first word, or the foreign mark in its second (it waits on a foreign
+/// list). Reads the block.
+///
+/// # Safety
+/// `p` is an object address in a live slab.
+#[inline(always)]
+pub(crate) unsafe fn looks_free(p: *mut u8, key: u64) -> bool {
+    // SAFETY: an object of a live slab is at least 16 mapped bytes.
+    unsafe { key_slot(p).read() == key || link_target(p, p.cast::<usize>().read(), key).is_some() }
 }
 
 /// The heap's `free_check_below`: a free into a slab with fewer live
@@ -181,7 +220,8 @@ impl HeapCore {
     /// The always-on checks for a small block freed by a thread that does
     /// not own its heap (medium blocks are checked when the owner drains
     /// them): its offset must be a multiple of its class size and it must not
-    /// carry the free mark; then it is marked free.
+    /// carry a free mark ([`looks_free`]: on its slab's free list, or on a
+    /// foreign list already); then it is given the foreign mark.
     ///
     /// # Safety
     /// `p` is in a live region; if it is a live block, the caller owns it.
@@ -197,7 +237,7 @@ impl HeapCore {
                     return Err(Bad::interior(p));
                 }
                 let key = (*HeapCore::owner_of(r)).free_key;
-                if key_slot(p).read() == key {
+                if looks_free(p, key) {
                     return Err(Bad::double_free(p));
                 }
                 key_slot(p).write(key);
@@ -297,19 +337,19 @@ impl HeapCore {
     ///   `push_small`): a free into a slab whose blocks are all free is a
     ///   double free.
     ///
-    /// Then the block is linked, with the process's free mark written into
-    /// its second word beside the link, unread (`link_small`). Any other
-    /// double free is caught at the allocation that would hand the block
-    /// out again: the allocation reads the popped
-    /// block's first word (its link) anyway, and refuses a block without
-    /// the mark there (see `take_from`), and a slab is checked whole before
+    /// Then the block is linked, its link encoded with the process's free
+    /// key (the free mark, [`encode_link`]): one word written, none read
+    /// (`link_small`). Any other double free is caught at the allocation
+    /// that would hand the block out again: the allocation decodes the
+    /// popped block's link, which it reads anyway, and refuses a block whose
+    /// word is no link (see `take_from`), and a slab is checked whole before
     /// it is made over or given back (see `check_emptied`).
     ///
-    /// With `LOOK` (`Heap::try_free`) the mark is read too, and a block
-    /// carrying it is looked up on the slab's free list (after draining the
-    /// foreign list) before it is called a double free, so live data that
-    /// happens to equal the mark is not. With the checker on, every free is
-    /// looked up that way.
+    /// With `LOOK` (`Heap::try_free`) the marks are read too
+    /// ([`looks_free`]), and a marked block is looked up on the slab's free
+    /// list (after draining the foreign list) before it is called a double
+    /// free, so live data that happens to look like a mark is not. With the
+    /// checker on, every free is looked up that way.
     ///
     /// # Safety
     /// Owner only; `p` is in one of our regions.
@@ -336,7 +376,7 @@ impl HeapCore {
             let l = self.local();
             let head = (*m).free;
             let suspect = if LOOK {
-                key_slot(p).read() == l.free_key || (*m).used == 0 || l.checker()
+                looks_free(p, l.free_key) || (*m).used == 0 || l.checker()
             } else {
                 // The checker needs no test here: it sends every free to
                 // `push_slow` (see `free_check_below`).
@@ -451,7 +491,7 @@ impl HeapCore {
             if used < self.local().free_check_below {
                 return self.leave::<REPORT>(p, m, OffPath::PushSlow);
             }
-            self.link_small(p, m, head, used);
+            self.link_small::<false>(p, m, head, used);
             Ok(())
         }
     }
@@ -496,7 +536,7 @@ impl HeapCore {
             if used == 0 {
                 return Err(Bad::double_free(p));
             }
-            self.link_small(p, m, (*m).free, used);
+            self.link_small::<true>(p, m, (*m).free, used);
             if used == 1 {
                 return self.slab_emptied(m, ((*m).class1 - 1) as usize % CLASSES);
             }
@@ -504,25 +544,37 @@ impl HeapCore {
         }
     }
 
-    /// Links `p` onto slab `m`'s free list (`head`), marked free, and counts
-    /// it freed. A slab that was full gets its room back at the end of its
-    /// bin.
+    /// Links `p` onto slab `m`'s free list (`head`), its link encoded (the
+    /// free mark, [`encode_link`]), and counts it freed. With `CLEAR` the
+    /// block's foreign mark is cleared too (a block taken back from the
+    /// foreign list, or one on a checked path). A slab that was full gets
+    /// its room back at the end of its bin.
     ///
     /// # Safety
     /// As `push_small`; `used == (*m).used > 0`, `head == (*m).free`.
     #[inline(always)]
-    unsafe fn link_small(&self, p: *mut u8, m: *mut SlabMeta, head: *mut u8, used: u16) {
+    unsafe fn link_small<const CLEAR: bool>(
+        &self,
+        p: *mut u8,
+        m: *mut SlabMeta,
+        head: *mut u8,
+        used: u16,
+    ) {
         // SAFETY: owner-only state; `m` is our slab; `p` is one of its
-        // objects, of a small class: at least 16 bytes, 8-aligned, so the
+        // objects, of a small class: at least 16 bytes, 16-aligned, so the
         // two words are inside it.
         unsafe {
             let l = self.local();
-            // The link and the free mark as one write of two adjacent words,
-            // after the last branch of the free: the key's own store, made
-            // earlier, cost larsonN 2-5% of its time
-            // (`bench/results/2026-12-04-heap-mark-store-zen4.md`).
-            p.cast::<[*mut u8; 2]>()
-                .write([head, ptr::without_provenance_mut(l.free_key as usize)]);
+            // One store into the block, which a program like larson frees
+            // long after it last touched it: the encoded link is the free
+            // mark, so no second word is written beside it
+            // (`bench/results/2026-12-06-heap-link-mark-zen4.md`).
+            if CLEAR {
+                p.cast::<[usize; 2]>()
+                    .write([encode_link(head, l.free_key), 0]);
+            } else {
+                p.cast::<usize>().write(encode_link(head, l.free_key));
+            }
             (*m).free = p;
             (*m).used = used - 1;
             l.counters.freed_small[(*m).class1 as usize] += 1;
@@ -697,7 +749,7 @@ impl HeapCore {
                         return Err(Bad::interior(p));
                     }
                     self.confirm_small_free(p, m, true)?;
-                } else if key_slot(p).read() == crate::report::free_key() {
+                } else if looks_free(p, crate::report::free_key()) {
                     return Err(Bad::double_free(p));
                 }
             }

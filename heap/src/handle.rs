@@ -115,7 +115,7 @@ impl Heap {
     /// says why: a double free, a pointer inside a block, or one keel-heap
     /// does not own. The checks are those of [`free`](Self::free) (always
     /// on: a small block's offset, a medium block's page map, a direct
-    /// map's header) and a small block's free mark, read here (a marked
+    /// map's header) and a small block's free marks, read here (a marked
     /// block is looked up on its slab's free list), or the full ones with
     /// the checker on; a
     /// double free of another heap's medium block is found when its owner

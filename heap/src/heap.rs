@@ -59,7 +59,7 @@ pub(crate) struct Local {
     pub(crate) tick_mask: u32,
     /// The clock at the last check a count made due.
     pub(crate) tick_ms: u64,
-    /// The process's free mark ([`crate::free_key`]), kept here where the
+    /// The process's free key ([`crate::free_key`]), kept here where the
     /// free path reads it from a line it touches anyway.
     pub(crate) free_key: u64,
     /// A free into a slab with fewer live blocks takes the checked path
@@ -74,7 +74,7 @@ pub(crate) struct Local {
 pub(crate) struct HeapCore {
     reg: Registration,
     pub(crate) foreign: ForeignList,
-    /// The process's free mark, read by threads that free into this heap
+    /// The process's free key, read by threads that free into this heap
     /// (beside the ownership word they read anyway).
     pub(crate) free_key: u64,
     pub(crate) counters: HeapCounters,

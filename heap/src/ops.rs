@@ -81,7 +81,7 @@ unsafe fn live_usable(ptr: *mut u8) -> Result<usize, Bad> {
     let loc = unsafe { locate(ptr) }?;
     if let Loc::Small { .. } = loc {
         // SAFETY: a located small block's memory is mapped.
-        if unsafe { crate::free::key_slot(ptr).read() } == free_key() {
+        if unsafe { crate::free::looks_free(ptr, free_key()) } {
             return Err(Bad::double_free(ptr));
         }
     }

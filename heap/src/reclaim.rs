@@ -5,7 +5,7 @@
 
 use crate::buddy::{BlockFlags, Since};
 use crate::foreign::ForeignList;
-use crate::free::key_slot;
+use crate::free::link_target;
 use crate::heap::HeapCore;
 use crate::region::{SLAB_ORDER, SlabMeta};
 use crate::size_class::{CLASSES, class_size};
@@ -25,6 +25,13 @@ impl HeapCore {
             // and marked by their freers.
             unsafe {
                 let next = ForeignList::next(n);
+                // A foreign link is a block's address (even) or null; an
+                // odd word is a slab's free-list link (`encode_link`): `n`
+                // was freed by its owner too while it waited here, and its
+                // link to the rest of the chain is gone.
+                if next.addr() & 1 != 0 {
+                    crate::report::report_fatal(crate::locate::Bad::double_free(n));
+                }
                 if let Err(e) = self.free_drained(n) {
                     crate::report::report_bad_free(e);
                 }
@@ -105,8 +112,9 @@ impl HeapCore {
 
     /// Checks empty slab `m` before it is made over or given back, ending
     /// the process if it is broken: every object it ever handed out must be
-    /// free, which a free block shows by the free mark in its second word
-    /// (a live one holds 0 from its hand-out or the program's data). A
+    /// free, which a free block shows by its free-list link in its first
+    /// word (`free::link_target`; a live one holds 0 from its hand-out or
+    /// the program's data). A
     /// double free that no check at free time caught can make a slab count
     /// no live block while one is still in use; this check is what keeps
     /// such a block from being handed out again from a fresh slab. Once
@@ -123,7 +131,7 @@ impl HeapCore {
     /// Owner only; `m` is an empty slab of ours.
     pub(crate) unsafe fn check_emptied(&self, m: *mut SlabMeta) {
         // SAFETY: owner-only state; every object below the bump was handed
-        // out, so its second word was written (0 at the hand-out, the mark
+        // out, so its first word was written (0 at the hand-out, its link
         // at the free). In a correct program each is free and ours; in one
         // that freed a block twice, reading a live one is what finds it.
         unsafe {
@@ -140,7 +148,8 @@ impl HeapCore {
                 let mut live = false;
                 let end = ((*m).bump as usize).min(off + 8 * size);
                 while off < end {
-                    live |= key_slot(base.add(off)).read() != key;
+                    let p = base.add(off);
+                    live |= link_target(p, p.cast::<usize>().read(), key).is_none();
                     off += size;
                 }
                 if live {
@@ -163,7 +172,11 @@ impl HeapCore {
             let base = slab::base_of(m);
             let key = self.local().free_key;
             let mut off = 0;
-            while off < (*m).bump as usize && key_slot(base.add(off)).read() == key {
+            while off < (*m).bump as usize {
+                let p = base.add(off);
+                if link_target(p, p.cast::<usize>().read(), key).is_none() {
+                    break;
+                }
                 off += size;
             }
             crate::report::report_invalid(crate::InvalidHeap {

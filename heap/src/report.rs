@@ -9,9 +9,10 @@ use crate::sync::plain::{AtomicU64, Ordering};
 use crate::writer::StackWriter;
 use core::fmt::Write as _;
 
-/// The free mark: a random word written into every free small block (its
-/// second word) and cleared on allocation, set once before the first heap
-/// exists. See `HeapCore::free_local_in`.
+/// The free key: a random odd word, set once before the first heap exists,
+/// that every free small block carries: xor-ed into its free-list link (its
+/// first word) on a slab's list, or as the foreign mark (its second word)
+/// on a foreign list. See `free::encode_link` and `HeapCore::free_local_in`.
 static FREE_KEY: AtomicU64 = AtomicU64::new(0);
 
 #[inline(always)]

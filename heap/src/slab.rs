@@ -243,12 +243,20 @@ pub(crate) unsafe fn is_free(m: *mut SlabMeta, p: *const u8) -> bool {
         if p.addr() - base_of(m).addr() >= (*m).bump as usize {
             return true;
         }
+        let key = crate::report::free_key();
+        // A list that a double free made a cycle (or a broken link) ends
+        // the walk: no list holds more blocks than the slab has objects.
+        let mut left = SLAB / 16 + 1;
         let mut f = (*m).free;
-        while !f.is_null() {
+        while !f.is_null() && left > 0 {
             if f.cast_const() == p {
                 return true;
             }
-            f = f.cast::<*mut u8>().read();
+            match crate::free::link_target(f, f.cast::<usize>().read(), key) {
+                Some(next) => f = next,
+                None => break,
+            }
+            left -= 1;
         }
         false
     }

@@ -132,17 +132,21 @@ pub(crate) unsafe fn check(h: &HeapCore) -> Result<(), InvalidHeap> {
                             f.addr(),
                         );
                     }
-                    if crate::free::key_slot(f).read() != crate::report::free_key() {
+                    let Some(next) = crate::free::link_target(
+                        f,
+                        f.cast::<usize>().read(),
+                        crate::report::free_key(),
+                    ) else {
                         return fail(
                             "free object lost its free mark (written after it was freed?)",
                             f.addr(),
                         );
-                    }
+                    };
                     nfree += 1;
                     if nfree > cap {
                         return fail("slab free list has a cycle", base.addr());
                     }
-                    f = f.cast::<*mut u8>().read();
+                    f = next;
                 }
                 if (*m).used as usize + nfree != bumped {
                     return fail(

@@ -95,7 +95,8 @@ fn double_and_interior_frees_are_errors_that_change_nothing() {
 
 /// Another thread's double free of a small block is refused at its second
 /// free, and so is the owner's free of a block another thread already freed
-/// (it waits on the owner's foreign list).
+/// (it waits on the owner's foreign list), and another thread's free of a
+/// block the owner already freed (it is on its slab's free list).
 #[test]
 fn double_frees_across_threads_are_errors() {
     let h = Heap::new().unwrap();
@@ -122,6 +123,24 @@ fn double_frees_across_threads_are_errors() {
     // SAFETY: already freed by the other thread: only looked at.
     let r = unsafe { h.try_free(q) };
     assert_eq!(r, Err(BadPointer::DoubleFree(q as usize)));
+    // The other way round, with a live block in the slab so the count
+    // cannot tell.
+    let s = h.alloc(48, 8);
+    let busy = h.alloc(48, 8);
+    // SAFETY: live, freed once.
+    unsafe { h.free(s) };
+    let s2 = SendPtr(s);
+    let r = std::thread::spawn(move || {
+        let s2 = s2;
+        let other = Heap::new().unwrap();
+        // SAFETY: already freed by its owner: only looked at.
+        unsafe { other.try_free(s2.0) }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(r, Err(BadPointer::DoubleFree(s as usize)));
+    // SAFETY: live, freed once.
+    unsafe { h.free(busy) };
     h.is_valid().unwrap();
 }
 
@@ -130,9 +149,14 @@ fn double_frees_across_threads_are_errors() {
 /// use), then allocations; `emptied`: the same with no third block, so the
 /// repeat frees into a slab with no live block; `emptygc`: as `pqp`, then a
 /// collection instead of allocations (the slab counts no live block);
-/// `written`: a write into a freed block's free mark, then an allocation.
+/// `written`: a write into a freed block's free mark (its first word, the
+/// encoded free-list link), then an allocation; `reuse`: another thread
+/// frees the block (it waits on the heap's foreign list), its owner frees
+/// it again, then allocates that size (the block must not go out: draining
+/// the foreign list would free it again while live).
 const CASES: &[&str] = &[
     "pqp-64",
+    "reuse-64",
     "emptied-64",
     "emptygc-64",
     "written-64",
@@ -197,13 +221,26 @@ fn run_case(case: &str) {
                 println!("q {q:p}");
                 h.free(q);
                 h.free(p);
-                q.cast::<u64>().add(1).write(0x5a5a);
+                q.cast::<u64>().write(0x5a5a);
                 h.gc();
                 take(2);
             }
+            "reuse" => {
+                let _busy = h.alloc(size, align);
+                let pp = SendPtr(p);
+                std::thread::spawn(move || {
+                    let pp = pp;
+                    let other = Heap::new().unwrap();
+                    other.free(pp.0);
+                })
+                .join()
+                .unwrap();
+                h.free(p);
+                take(1);
+            }
             "written" => {
                 h.free(p);
-                p.cast::<u64>().add(1).write(0x5a5a);
+                p.cast::<u64>().write(0x5a5a);
                 take(2);
             }
             "double" => {

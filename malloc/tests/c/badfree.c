@@ -4,9 +4,11 @@
  * if the allocator let it go on.
  * Cases: double-32 double-40k double-8m double-aligned interior-64
  *        interior-40k interior-8m interior-aligned realloc-interior
- *        realloc-freed thread-double owner-after-thread
+ *        realloc-freed thread-double owner-after-thread thread-after-owner
+ *        owner-after-thread-busy owner-after-thread-reuse
  *        pqp (p, q, p freed in turn, a third block live: no immediate
- *        repeat) written (a write into a freed block's free mark) */
+ *        repeat) written (a write into a freed block's free mark: its
+ *        first word, the encoded free-list link) */
 #include "keel_test.h"
 
 #include <pthread.h>
@@ -58,7 +60,7 @@ int main(int argc, char **argv) {
         printf("block %p\n", p);
         fflush(stdout);
         free(p);
-        ((volatile unsigned long long *)p)[1] = 0x5a5a;
+        ((volatile unsigned long long *)p)[0] = 0x5a5a;
     } else if (strncmp(c, "interior-", 9) == 0) {
         char *p = alloc_sized(c + 9);
         free(p + 16);
@@ -73,6 +75,45 @@ int main(int argc, char **argv) {
         free(p);
         p = realloc(p, 32);
         printf("realloc returned %p\n", (void *)p);
+    } else if (strcmp(c, "thread-after-owner") == 0) {
+        /* The owner frees it, then another thread frees it again. */
+        block = malloc(48);
+        CHECK(block != NULL);
+        printf("block %p\n", block);
+        fflush(stdout);
+        free(block);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+    } else if (strcmp(c, "owner-after-thread-busy") == 0) {
+        /* As owner-after-thread with a live block beside it in its slab,
+         * so the owner's free links a block that waits on the foreign
+         * list (the slab still counts a live block). */
+        void *busy = malloc(48);
+        block = malloc(48);
+        CHECK(busy != NULL && block != NULL);
+        printf("block %p\n", block);
+        fflush(stdout);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+        free(block);
+    } else if (strcmp(c, "owner-after-thread-reuse") == 0) {
+        /* As owner-after-thread-busy, then the owner allocates that size
+         * again before anything drains the foreign list: the block must not
+         * go out (the drain would free it again while it is live). */
+        void *busy = malloc(48);
+        block = malloc(48);
+        CHECK(busy != NULL && block != NULL);
+        printf("block %p\n", block);
+        fflush(stdout);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+        free(block);
+        void *again = malloc(48);
+        printf("got %p\n", again);
+        fflush(stdout);
     } else if (strcmp(c, "thread-double") == 0 || strcmp(c, "owner-after-thread") == 0) {
         block = malloc(48);
         CHECK(block != NULL);
