@@ -4,12 +4,13 @@
 //! idle decay counted in.
 
 use crate::direct;
+use crate::free::{key_slot, link_target};
 use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
 use crate::region::{SLAB, SLAB_ORDER, SlabMeta};
 use crate::size_class::{class_excess, class_for, class_size};
-use crate::{free::key_slot, slab};
+use crate::slab;
 use core::ptr;
 
 /// A call marks its path unlikely: `core::hint::cold_path` (Rust 1.95)
@@ -128,23 +129,17 @@ impl HeapCore {
                 // decoded, it is null or an address in this slab. A block
                 // on the list twice lost it at its first hand-out, which
                 // clears the word; a write after the free changed it.
-                let d = p.cast::<usize>().read() ^ l.free_key as usize;
+                let w = p.cast::<usize>().read();
                 p.cast::<usize>().write(0);
-                // A link is null or in the slab: either way the smaller of
-                // `d` and its distance from `p` is under `SLAB` (no block
-                // lies below `SLAB`), one compare for both.
-                if (d ^ p.addr()).min(d) >= SLAB {
-                    crate::report::report_changed(p);
-                }
+                let Some(next) = link_target(p, w, l.free_key) else {
+                    crate::report::report_changed(p)
+                };
                 // On a foreign list too: its owner freed it again after
                 // another thread did, and the list's drain would free it
                 // once more while it is live.
                 if key_slot(p).read() == l.free_key {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
-                // `p`'s provenance (the region) for the next block, null
-                // included.
-                let next = p.with_addr(d);
                 m.free = next;
                 fresh = false;
                 full = next.is_null() && m.bump as usize + size > SLAB;

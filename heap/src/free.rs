@@ -45,9 +45,11 @@ pub(crate) fn encode_link(next: *mut u8, key: u64) -> usize {
 #[inline(always)]
 pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
     let d = w ^ key as usize;
-    // `with_addr` keeps `p`'s provenance (the region), so the link needs
-    // no pointer stored in memory.
-    ((d ^ p.addr()) < SLAB || d == 0).then(|| p.with_addr(d))
+    // Null or in the slab: either way the smaller of `d` and its distance
+    // from `p` is under `SLAB` (no block lies below `SLAB`), one compare
+    // for both. `with_addr` keeps `p`'s provenance (the region), so the
+    // link needs no pointer stored in memory.
+    ((d ^ p.addr()).min(d) < SLAB).then(|| p.with_addr(d))
 }
 
 /// Whether small block `p` carries a free mark: a free-list link in its
