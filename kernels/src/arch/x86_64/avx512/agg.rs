@@ -181,7 +181,7 @@ macro_rules! narrow_sum {
                 && n >= 128
                 && core::mem::size_of_val(v) < crate::agg::UNMASKED_32_BELOW_BYTES
             {
-                // SAFETY: AVX-512 is enabled (caller). Its tail, under 64
+                // SAFETY: AVX-512 is enabled (caller). Its tail, under 128
                 // rows, comes back here and takes the masked loop.
                 return unsafe { $all(v) };
             }
@@ -233,8 +233,10 @@ narrow_sum!(sum_u32, sum_all_u32, u32, u64, _mm512_srli_epi32, false);
 /// chains of each kind, one per vector of a step: with four (a block a
 /// step) the loop ran at 0.78 of a wrapping sum's speed in L1 on Zen 4,
 /// with eight at 0.87, as the high halves' `vpdpwssd` (latency 4 or more)
-/// no longer waits on itself. `|h, x| update` adds the high halves of `x`
-/// to `h`; `$features` are the leaf's target features.
+/// no longer waits on itself
+/// (`bench/results/2026-12-06-kernels-i32-eight-chains-zen4.md`).
+/// `|h, x| update` adds the high halves of `x` to `h`; `$features` are the
+/// leaf's target features.
 macro_rules! narrow_sum_all {
     ($name:ident, $t:ty, $sum:ty, $features:literal, |$h:ident, $x:ident| $update:expr,
      $masked:ident, $signed:expr) => {
