@@ -4,7 +4,7 @@
 //! idle decay counted in.
 
 use crate::direct;
-use crate::free::{key_slot, link_target};
+use crate::free::key_slot;
 use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
@@ -129,20 +129,28 @@ impl HeapCore {
                 // decoded, it is null or an address in this slab. A block
                 // on the list twice lost it at its first hand-out, which
                 // clears the word; a write after the free changed it.
-                let w = p.cast::<usize>().read();
+                let key = l.free_key;
+                let d = p.cast::<usize>().read() ^ key as usize;
                 p.cast::<usize>().write(0);
-                let Some(next) = link_target(p, w, l.free_key) else {
-                    crate::report::report_changed(p)
-                };
+                // The list's end (null) tested first, as `full` needs it:
+                // a link in the list then needs one compare.
+                let end = d == 0;
+                if end {
+                    // Once a list: the block laid out off the line.
+                    cold_path();
+                } else if (d ^ p.addr()) >= SLAB {
+                    crate::report::report_changed(p);
+                }
                 // On a foreign list too: its owner freed it again after
                 // another thread did, and the list's drain would free it
                 // once more while it is live.
-                if key_slot(p).read() == l.free_key {
+                if key_slot(p).read() == key {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
-                m.free = next;
+                // `p`'s provenance (the region), null included.
+                m.free = p.with_addr(d);
                 fresh = false;
-                full = next.is_null() && m.bump as usize + size > SLAB;
+                full = end && m.bump as usize + size > SLAB;
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
                 m.bump += size as u32;
