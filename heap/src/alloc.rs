@@ -4,7 +4,7 @@
 //! idle decay counted in.
 
 use crate::direct;
-use crate::free::key_slot;
+use crate::free::{is_link, key_slot};
 use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
@@ -129,28 +129,22 @@ impl HeapCore {
                 // decoded, it is null or an address in this slab. A block
                 // on the list twice lost it at its first hand-out, which
                 // clears the word; a write after the free changed it.
-                let key = l.free_key;
-                let d = p.cast::<usize>().read() ^ key as usize;
+                let d = p.cast::<usize>().read() ^ l.free_key as usize;
                 p.cast::<usize>().write(0);
-                // The list's end (null) tested first, as `full` needs it:
-                // a link in the list then needs one compare.
-                let end = d == 0;
-                if end {
-                    // Once a list: the block laid out off the line.
-                    cold_path();
-                } else if (d ^ p.addr()) >= SLAB {
+                if !is_link(p, d) {
                     crate::report::report_changed(p);
                 }
+                // `p`'s provenance (the region), null included.
+                let next = p.with_addr(d);
                 // On a foreign list too: its owner freed it again after
                 // another thread did, and the list's drain would free it
                 // once more while it is live.
-                if key_slot(p).read() == key {
+                if key_slot(p).read() == l.free_key {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
-                // `p`'s provenance (the region), null included.
-                m.free = p.with_addr(d);
+                m.free = next;
                 fresh = false;
-                full = end && m.bump as usize + size > SLAB;
+                full = next.is_null() && m.bump as usize + size > SLAB;
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
                 m.bump += size as u32;

@@ -45,12 +45,30 @@ pub(crate) fn encode_link(next: *mut u8, key: u64) -> usize {
 #[inline(always)]
 pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
     let d = w ^ key as usize;
-    // Null or in the slab: either way the smaller of `d` and its distance
-    // from `p` is under `SLAB` (no block lies below `SLAB`), one compare
-    // for both. `with_addr` keeps `p`'s provenance (the region), so the
-    // link needs no pointer stored in memory.
-    ((d ^ p.addr()).min(d) < SLAB).then(|| p.with_addr(d))
+    // `with_addr` keeps `p`'s provenance (the region), null included, so
+    // the link needs no pointer stored in memory.
+    is_link(p, d).then(|| p.with_addr(d))
 }
+
+/// Whether `d`, the decoded first word of object `p` of a slab, is a link:
+/// null (the list's end) or an address in `p`'s slab. The end is tested
+/// first (the allocation's `full` test needs it anyway), so a link inside
+/// the list takes one compare, and it is laid out off the line: it comes
+/// once a list.
+#[inline(always)]
+pub(crate) fn is_link(p: *mut u8, d: usize) -> bool {
+    if d == 0 {
+        cold_path();
+        return true;
+    }
+    (d ^ p.addr()) < SLAB
+}
+
+/// A call marks its path unlikely (`core::hint::cold_path`, Rust 1.95,
+/// within this crate's older minimum Rust version).
+#[cold]
+#[inline(always)]
+fn cold_path() {}
 
 /// Whether small block `p` carries a free mark: a free-list link in its
 /// first word, or the foreign mark in its second (it waits on a foreign
