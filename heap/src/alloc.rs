@@ -17,7 +17,7 @@ use core::ptr;
 /// within this crate's older minimum Rust version.
 #[cold]
 #[inline(always)]
-fn cold_path() {}
+pub(crate) fn cold_path() {}
 
 /// The buddy order holding `need` bytes (`need <= MEDIUM_MAX`).
 #[inline]

@@ -58,17 +58,11 @@ pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
 #[inline(always)]
 pub(crate) fn is_link(p: *mut u8, d: usize) -> bool {
     if d == 0 {
-        cold_path();
+        crate::alloc::cold_path();
         return true;
     }
     (d ^ p.addr()) < SLAB
 }
-
-/// A call marks its path unlikely (`core::hint::cold_path`, Rust 1.95,
-/// within this crate's older minimum Rust version).
-#[cold]
-#[inline(always)]
-fn cold_path() {}
 
 /// Whether small block `p` carries a free mark: a free-list link in its
 /// first word, or the foreign mark in its second (it waits on a foreign
