@@ -32,7 +32,13 @@ fn prefetch(p: *mut u8) {
     unsafe {
         core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast::<i8>());
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: `prfm` is a hint: it never faults, whatever the address, and
+    // writes no register, memory or flag.
+    unsafe {
+        core::arch::asm!("prfm pldl1keep, [{0}]", in(reg) p, options(nostack, readonly, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     let _ = p;
 }
 
@@ -160,8 +166,8 @@ impl HeapCore {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
                 m.free = next;
-                // The next pop's read, started now: the checks above wait
-                // on this pop's read, so it must not wait as well.
+                // Start the next pop's read now: a miss there would hold
+                // up that pop's checks and every instruction behind them.
                 prefetch(next);
                 fresh = false;
                 full = next.is_null() && m.bump as usize + size > SLAB;
