@@ -4,7 +4,7 @@
 //! idle decay counted in.
 
 use crate::direct;
-use crate::free::{is_link, key_slot};
+use crate::free::key_slot;
 use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
@@ -145,53 +145,70 @@ impl HeapCore {
             let l = self.local();
             let m = &mut *s;
             let size = class_size(c);
-            let (p, fresh, full);
+            // One increment, by class: `LocalCounters::allocated` sums
+            // them in bytes on the slow paths that read it.
+            l.counters.allocated_small[c] += 1;
+            m.used += 1;
+            let p;
             if !m.free.is_null() {
                 p = m.free;
+                let key = l.free_key;
                 // The block's link is its free mark (`free::encode_link`):
                 // decoded, it is null or an address in this slab. A block
                 // on the list twice lost it at its first hand-out, which
                 // clears the word; a write after the free changed it.
-                let d = p.cast::<usize>().read() ^ l.free_key as usize;
+                // Both words are read before the clear, so the key stays
+                // in its register (the store might alias it otherwise).
+                let d = p.cast::<usize>().read() ^ key as usize;
+                let mark = key_slot(p).read();
                 p.cast::<usize>().write(0);
-                if !is_link(p, d) {
-                    crate::report::report_changed(p);
-                }
                 // `p`'s provenance (the region), null included.
                 let next = p.with_addr(d);
                 // On a foreign list too: its owner freed it again after
                 // another thread did, and the list's drain would free it
                 // once more while it is live.
-                if key_slot(p).read() == l.free_key {
+                if mark == key {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
-                m.free = next;
-                // Start the next pop's read now: a miss there would hold
-                // up that pop's checks and every instruction behind them.
-                prefetch(next);
-                fresh = false;
-                full = next.is_null() && m.bump as usize + size > SLAB;
+                if (d ^ p.addr()) >= SLAB {
+                    // No address in the slab: the list's end (null, once a
+                    // list) or a changed link. One compare serves a link
+                    // inside the list, and this branch, laid out off the
+                    // line, takes the slab's `full` test with it.
+                    crate::alloc::cold_path();
+                    if d != 0 {
+                        crate::report::report_changed(p);
+                    }
+                    m.free = next;
+                    if m.bump as usize + size > SLAB {
+                        // `s` is the bin's head: the callers took it from there.
+                        slab::pop_front(&mut l.bins[c], s);
+                    }
+                } else {
+                    m.free = next;
+                    // Start the next pop's read now: a miss there would
+                    // hold up that pop's checks and every instruction
+                    // behind them.
+                    prefetch(next);
+                }
+                if zero {
+                    p.write_bytes(0, size);
+                }
             } else {
                 p = slab::base_of(s).add(m.bump as usize);
                 m.bump += size as u32;
                 m.limit += class_excess(c);
-                fresh = m.zero_tail();
+                let fresh = m.zero_tail();
                 // Live now: no free mark of either kind (an object bumped
                 // out of reused memory may hold an old one).
                 p.cast::<[u64; 2]>().write([0, 0]);
-                full = m.bump as usize + size > SLAB;
+                if m.bump as usize + size > SLAB {
+                    slab::pop_front(&mut l.bins[c], s);
+                }
+                if zero && !fresh {
+                    p.write_bytes(0, size);
+                }
             }
-            if zero && !fresh {
-                p.write_bytes(0, size);
-            }
-            m.used += 1;
-            if full {
-                // `s` is the bin's head: the callers took it from there.
-                slab::pop_front(&mut l.bins[c], s);
-            }
-            // One increment, by class: `LocalCounters::allocated` sums
-            // them in bytes on the slow paths that read it.
-            l.counters.allocated_small[c] += 1;
             // A block of a mapped region: never null, which lets a caller's
             // null test (the fast path's "not served") fold away.
             core::hint::assert_unchecked(!p.is_null());

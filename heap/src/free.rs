@@ -51,10 +51,10 @@ pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
 }
 
 /// Whether `d`, the decoded first word of object `p` of a slab, is a link:
-/// null (the list's end) or an address in `p`'s slab. The end is tested
-/// first (the allocation's `full` test needs it anyway), so a link inside
-/// the list takes one compare, and it is laid out off the line: it comes
-/// once a list.
+/// null (the list's end) or an address in `p`'s slab. (The allocation's
+/// pop makes the same test in the other order, the slab first, so that a
+/// link inside the list takes one compare and the end goes off the line
+/// with the slab's `full` test: `HeapCore::take_from`.)
 #[inline(always)]
 pub(crate) fn is_link(p: *mut u8, d: usize) -> bool {
     if d == 0 {
