@@ -4,7 +4,7 @@
 //! idle decay counted in.
 
 use crate::direct;
-use crate::free::key_slot;
+use crate::free::{in_slab, key_slot};
 use crate::gc;
 use crate::heap::HeapCore;
 use crate::layout::{MEDIUM_MAX, PAGE};
@@ -170,26 +170,25 @@ impl HeapCore {
                 if mark == key {
                     crate::report::report_fatal(crate::locate::Bad::double_free(p));
                 }
-                if (d ^ p.addr()) >= SLAB {
-                    // No address in the slab: the list's end (null, once a
-                    // list) or a changed link. One compare serves a link
-                    // inside the list, and this branch, laid out off the
-                    // line, takes the slab's `full` test with it.
-                    crate::alloc::cold_path();
-                    if d != 0 {
-                        crate::report::report_changed(p);
-                    }
-                    m.free = next;
-                    if m.bump as usize + size > SLAB {
-                        // `s` is the bin's head: the callers took it from there.
-                        slab::pop_front(&mut l.bins[c], s);
-                    }
-                } else {
-                    m.free = next;
+                m.free = next;
+                if in_slab(p, d) {
                     // Start the next pop's read now: a miss there would
                     // hold up that pop's checks and every instruction
                     // behind them.
                     prefetch(next);
+                } else {
+                    // The list's end (null, once a list) or a changed link
+                    // (`free::is_link` in the other order: a link inside
+                    // the list takes one compare, and this branch, laid
+                    // out off the line, takes the slab's `full` test).
+                    crate::alloc::cold_path();
+                    if d != 0 {
+                        crate::report::report_changed(p);
+                    }
+                    if m.bump as usize + size > SLAB {
+                        // `s` is the bin's head: the callers took it from there.
+                        slab::pop_front(&mut l.bins[c], s);
+                    }
                 }
                 if zero {
                     p.write_bytes(0, size);

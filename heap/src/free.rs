@@ -52,7 +52,7 @@ pub(crate) fn link_target(p: *mut u8, w: usize, key: u64) -> Option<*mut u8> {
 
 /// Whether `d`, the decoded first word of object `p` of a slab, is a link:
 /// null (the list's end) or an address in `p`'s slab. (The allocation's
-/// pop makes the same test in the other order, the slab first, so that a
+/// pop makes the two tests in the other order, [`in_slab`] first, so that a
 /// link inside the list takes one compare and the end goes off the line
 /// with the slab's `full` test: `HeapCore::take_from`.)
 #[inline(always)]
@@ -61,6 +61,12 @@ pub(crate) fn is_link(p: *mut u8, d: usize) -> bool {
         crate::alloc::cold_path();
         return true;
     }
+    in_slab(p, d)
+}
+
+/// Whether address `d` lies in the slab of object `p` (one compare).
+#[inline(always)]
+pub(crate) fn in_slab(p: *mut u8, d: usize) -> bool {
     (d ^ p.addr()) < SLAB
 }
 
