@@ -459,7 +459,16 @@ pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
 }
 
 impl HeapCore {
-    /// Abandons the heap: flushes what can be flushed, then lets go.
+    /// Abandons the heap: drains its foreign frees and flushes its block
+    /// cache, then lets go.
+    ///
+    /// Its empty slabs stay as they are (parked, or on their bins), unread:
+    /// each is checked whole (`check_emptied`) only where it is dissolved
+    /// or made over, by the heap's adopter or the sweep of abandoned heaps
+    /// (`sweep_abandoned`), the only ways slab memory reaches the buddy
+    /// lists or another class. A thread that exits no longer reads every
+    /// object it freed (a process whose threads exit at its end never
+    /// reads them), and no memory is reused unchecked.
     ///
     /// # Safety
     /// Owner only; the caller never touches the heap's local state again.
@@ -469,7 +478,6 @@ impl HeapCore {
             self.drain_foreign();
             let epoch = self.local().epoch;
             self.local().buddy.flush_cache(epoch);
-            self.flush_empty_slabs();
             self.publish();
             let l = self.local();
             decay::note_abandoned(l.decay_due, l.now_ms);

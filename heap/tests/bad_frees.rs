@@ -153,7 +153,10 @@ fn double_frees_across_threads_are_errors() {
 /// encoded free-list link), then an allocation; `reuse`: another thread
 /// frees the block (it waits on the heap's foreign list), its owner frees
 /// it again, then allocates that size (the block must not go out: draining
-/// the foreign list would free it again while live).
+/// the foreign list would free it again while live); `writtenexit`: as
+/// `writtengc`, but the heap is dropped (abandoned, its empty slab not
+/// read) and a new heap adopts it and collects, which is where the broken
+/// slab is found.
 const CASES: &[&str] = &[
     "pqp-64",
     "reuse-64",
@@ -161,6 +164,7 @@ const CASES: &[&str] = &[
     "emptygc-64",
     "written-64",
     "writtengc-64",
+    "writtenexit-64",
     "double-32",
     "double-64",
     "double-medium",
@@ -224,6 +228,19 @@ fn run_case(case: &str) {
                 q.cast::<u64>().write(0x5a5a);
                 h.gc();
                 take(2);
+            }
+            "writtenexit" => {
+                let q = h.alloc(size, align);
+                println!("q {q:p}");
+                h.free(q);
+                h.free(p);
+                q.cast::<u64>().write(0x5a5a);
+                drop(h);
+                println!("abandoned");
+                let adopter = Heap::new().unwrap();
+                println!("adopted");
+                adopter.gc();
+                println!("got {:p}", adopter.alloc(size, align));
             }
             "reuse" => {
                 let _busy = h.alloc(size, align);
@@ -335,10 +352,12 @@ fn bad_frees_end_the_process_with_one_line() {
             }
             "written-64" => changed,
             // Named by address: the block that lost its mark.
-            "writtengc-64" if checker => {
+            "writtengc-64" | "writtenexit-64" if checker => {
                 "keel-heap: invalid heap: free object lost its free mark".into()
             }
-            "writtengc-64" => "keel-heap: invalid heap: empty slab's block is not free".into(),
+            "writtengc-64" | "writtenexit-64" => {
+                "keel-heap: invalid heap: empty slab's block is not free".into()
+            }
             c if c.starts_with("interior") || c == "realloc-interior" => {
                 "keel-heap: invalid free of 0x".into()
             }
@@ -348,7 +367,11 @@ fn bad_frees_end_the_process_with_one_line() {
             _ => double,
         };
         assert!(lines[0].starts_with(&want), "{case}: {}", lines[0]);
-        if *case == "writtengc-64" {
+        if *case == "writtenexit-64" {
+            // Found by the adopter, not when the thread let the heap go.
+            assert!(stdout.contains("adopted"), "{case}: {stdout}\n{err}");
+        }
+        if *case == "writtengc-64" || *case == "writtenexit-64" {
             let q = stdout
                 .lines()
                 .find_map(|l| l.strip_prefix("q "))
