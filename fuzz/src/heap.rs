@@ -30,6 +30,10 @@ pub enum Op {
     ReleasePages,
     /// Hand the block at `index % live` to the other thread (threaded runs).
     Pass { index: u16 },
+    /// Drop the heap's handle (the heap is abandoned, its blocks stay live
+    /// and its empty slabs unread) and open a new one, which adopts an
+    /// abandoned heap: this one, or one an earlier run left.
+    Rehome,
 }
 
 const MAX_LIVE_BYTES: usize = 256 << 20;
@@ -178,15 +182,29 @@ fn step(h: &Heap, m: &mut Model, op: Op, pass: &mut dyn FnMut(Block)) {
                 pass(b);
             }
         }
+        // Replaces the handle: see `rehome`, which the callers run.
+        Op::Rehome => {}
     }
+}
+
+/// Drops handle `h` first, so that the new one can adopt its heap, and
+/// checks what the new one holds.
+fn rehome(h: Heap) -> Heap {
+    drop(h);
+    let h = Heap::new().unwrap();
+    h.is_valid().unwrap();
+    h
 }
 
 /// Runs `ops` on one heap against the model, then frees what is left.
 pub fn run_ops(ops: &[Op]) {
-    let h = Heap::new().unwrap();
+    let mut h = Heap::new().unwrap();
     let mut m = Model::default();
     let mut passed = Vec::new();
     for &op in ops {
+        if let Op::Rehome = op {
+            h = rehome(h);
+        }
         step(&h, &mut m, op, &mut |b| passed.push(b));
         // "Passing" to nobody: free it later through the raw API.
     }
@@ -214,9 +232,10 @@ pub fn run_threads(ops: &[Op]) {
         ops.iter().skip(1).step_by(2).copied().collect(),
     ];
     std::thread::scope(|s| {
+        let mut threads = Vec::new();
         for (i, (mine, (tx, rx))) in halves.iter().zip([(t1, r0), (t0, r1)]).enumerate() {
-            s.spawn(move || {
-                let h = Heap::new().unwrap();
+            threads.push(s.spawn(move || {
+                let mut h = Heap::new().unwrap();
                 let mut m = Model {
                     tag: i as u8 * 64,
                     ..Model::default()
@@ -224,6 +243,9 @@ pub fn run_threads(ops: &[Op]) {
                 for &op in mine {
                     while let Ok((ptr, size, tag)) = rx.try_recv() {
                         m.insert(Block { ptr, size, tag });
+                    }
+                    if let Op::Rehome = op {
+                        h = rehome(h);
                     }
                     step(&h, &mut m, op, &mut |b| {
                         let _ = tx.send((b.ptr, b.size, b.tag));
@@ -239,7 +261,13 @@ pub fn run_threads(ops: &[Op]) {
                 }
                 h.gc();
                 h.is_valid().unwrap();
-            });
+            }));
+        }
+        // Joined one by one: the scope's own wait ends when a thread's
+        // closure returns, before the thread's TLS destructors free what
+        // std keeps there (the leak check after each input would see it).
+        for t in threads {
+            t.join().unwrap();
         }
     });
 }
@@ -265,7 +293,7 @@ pub enum Misuse {
 /// keeps its contents and no two live blocks ever overlap.
 pub fn run_misuse(ops: &[Misuse]) {
     static GLOBAL: [u64; 8] = [0; 8];
-    let h = Heap::new().unwrap();
+    let mut h = Heap::new().unwrap();
     let mut m = Model::default();
     let mut freed: Vec<usize> = Vec::new();
     let mut later = Vec::new();
@@ -282,6 +310,7 @@ pub fn run_misuse(ops: &[Misuse]) {
                     }
                 }
             }
+            Misuse::Valid(Op::Rehome) => h = rehome(h),
             Misuse::Valid(op) => step(&h, &mut m, op, &mut |b| later.push(b)),
             Misuse::DoubleFree { index } => {
                 if freed.is_empty() {
