@@ -242,9 +242,8 @@ const DENSE_ROWS: usize = 6;
 /// and no branch on the word: it reads every key line, which at one row
 /// in six or more nearly every word's lines hold a counted row of anyway.
 /// On Zen 4 against the walk of [`add_u64_masked`] (paired medians of the
-/// masked add against `select_into` + gather + add): 1 in 2 1.71x against
-/// 1.49x, 1 in 4 1.49x against 1.38x, 1 in 6 level (1.27x, 1.24x), 1 in
-/// 10 below it (1.12-1.18x against 1.24-1.31x)
+/// masked add against `select_into` + gather + add): 1 in 2 1.86x against
+/// 1.58x, 1 in 4 1.59x against 1.54x, level from 1 in 6 to 1 in 10
 /// (`bench/results/2026-12-06-kernels-hll-dense-zen4.md`).
 ///
 /// # Safety
