@@ -106,17 +106,24 @@ unsafe fn compress16(k: u16, v: __m512i) -> __m512i {
         // SAFETY: __m512i and [u32; 16] have the same size, every bit
         // pattern valid.
         let a: [u32; 16] = unsafe { core::mem::transmute(v) };
-        let mut r = [0u32; 16];
-        let mut n = 0;
-        for (i, &x) in a.iter().enumerate() {
-            if k >> i & 1 == 1 {
-                r[n] = x;
-                n += 1;
-            }
-        }
         // SAFETY: as above.
-        unsafe { core::mem::transmute::<[u32; 16], __m512i>(r) }
+        unsafe { core::mem::transmute::<[u32; 16], __m512i>(compress_model(k.into(), a)) }
     }
+}
+
+/// The compresses' model under Miri, which has none of them: the lanes
+/// `k` enables, in order, then zeros.
+#[cfg(miri)]
+fn compress_model<T: Copy + Default, const N: usize>(k: u32, a: [T; N]) -> [T; N] {
+    let mut r = [T::default(); N];
+    let mut n = 0;
+    for (i, &x) in a.iter().enumerate() {
+        if k >> i & 1 == 1 {
+            r[n] = x;
+            n += 1;
+        }
+    }
+    r
 }
 
 /// The lanes of `v` that `k` enables moved to the front, the rest zero
@@ -137,16 +144,8 @@ unsafe fn compress8(k: u8, v: __m512i) -> __m512i {
         // SAFETY: __m512i and [u64; 8] have the same size, every bit
         // pattern valid.
         let a: [u64; 8] = unsafe { core::mem::transmute(v) };
-        let mut r = [0u64; 8];
-        let mut n = 0;
-        for (i, &x) in a.iter().enumerate() {
-            if k >> i & 1 == 1 {
-                r[n] = x;
-                n += 1;
-            }
-        }
         // SAFETY: as above.
-        unsafe { core::mem::transmute::<[u64; 8], __m512i>(r) }
+        unsafe { core::mem::transmute::<[u64; 8], __m512i>(compress_model(k.into(), a)) }
     }
 }
 
