@@ -74,32 +74,6 @@ pub(crate) fn random_u64() -> u64 {
     x ^ (x >> 31)
 }
 
-/// Writes all of `bytes` to `fd` without allocating, retrying on partial
-/// writes; gives up if the descriptor is closed or broken.
-pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        // SAFETY: `rest` is a live initialized byte slice.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n <= 0 {
-            return;
-        }
-        rest = &rest[n as usize..];
-    }
-}
-
-/// Gives the CPU to another thread (Miri's scheduler switches on it).
-pub(crate) fn yield_now() {
-    // SAFETY: sched_yield has no preconditions.
-    unsafe { libc::sched_yield() };
-}
-
-/// Ends the process at once (a misuse that would corrupt memory).
-pub(crate) fn abort() -> ! {
-    // SAFETY: abort has no preconditions.
-    unsafe { libc::abort() }
-}
-
 /// Miri's pages are keel-heap's unit.
 pub(crate) fn page_size() -> usize {
     crate::layout::PAGE

@@ -238,33 +238,6 @@ pub(crate) fn random_u64() -> u64 {
     x ^ (x >> 31)
 }
 
-/// Writes all of `bytes` to `fd` without allocating, retrying on partial
-/// writes; gives up if the descriptor is closed or broken.
-pub(crate) fn write_all(fd: i32, bytes: &[u8]) {
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        // SAFETY: `rest` is a live initialized byte slice.
-        let n = unsafe { libc::write(fd, rest.as_ptr().cast(), rest.len()) };
-        if n <= 0 {
-            return;
-        }
-        rest = &rest[n as usize..];
-    }
-}
-
-/// Gives the CPU to another thread (a wait for a borrow that may outlast a
-/// spin: its holder may be descheduled).
-pub(crate) fn yield_now() {
-    // SAFETY: sched_yield has no preconditions.
-    unsafe { libc::sched_yield() };
-}
-
-/// Ends the process at once (a misuse that would corrupt memory).
-pub(crate) fn abort() -> ! {
-    // SAFETY: abort has no preconditions.
-    unsafe { libc::abort() }
-}
-
 /// The system page size, `sysconf(_SC_PAGESIZE)`, read once (4096 if it
 /// cannot be read).
 pub(crate) fn page_size() -> usize {
