@@ -208,6 +208,10 @@ pub(crate) const HUGE_PAGE_MIN_BYTES: usize = 4 << 20;
 /// off (or without `std` on Linux) nothing changes; the output's resident
 /// size rounds up to 2 MiB.
 #[cfg(feature = "alloc")]
+#[cfg_attr(
+    not(all(feature = "std", target_os = "linux", not(miri))),
+    allow(clippy::needless_return)
+)]
 fn huge_pages<T>(out: &mut alloc::vec::Vec<T>) {
     let bytes = out.capacity() * core::mem::size_of::<T>();
     if bytes < HUGE_PAGE_MIN_BYTES {
