@@ -57,6 +57,14 @@ impl ForeignList {
         self.head.load(Ordering::Relaxed).is_null()
     }
 
+    /// Whether a block waits, read with `Acquire`: when it does, what each
+    /// freer wrote before its push (the foreign mark) is visible to the
+    /// caller (`HeapCore::free_medium`'s check for a block on this list).
+    #[inline]
+    pub(crate) fn waiting(&self) -> bool {
+        !self.head.load(Ordering::Acquire).is_null()
+    }
+
     /// The node after `node` in a chain from `take_all`.
     ///
     /// # Safety

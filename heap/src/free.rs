@@ -237,33 +237,62 @@ impl HeapCore {
         Ok(())
     }
 
-    /// The always-on checks for a small block freed by a thread that does
-    /// not own its heap (medium blocks are checked when the owner drains
-    /// them): its offset must be a multiple of its class size and it must not
-    /// carry a free mark ([`looks_free`]: on its slab's free list, or on a
-    /// foreign list already); then it is given the foreign mark.
+    /// The always-on checks for a block freed by a thread that does not own
+    /// its heap, made before the block goes onto the owner's foreign list
+    /// (whose link is the block's first word: a pointer into a live block
+    /// that went there unchecked would have live memory written). A small
+    /// block: its offset must be a multiple of its class size and it must
+    /// not carry a free mark ([`looks_free`]: on its slab's free list, or on
+    /// a foreign list already). A medium block: the page map must mark a
+    /// block in use starting at `p` (`locate`, as the owner's free checks;
+    /// a live block's page-map byte is stable) and it must not carry the
+    /// foreign mark. Then it is given the foreign mark, which the owner
+    /// clears when it drains the block ([`free_drained`](Self::free_drained)).
     ///
     /// # Safety
     /// `p` is in a live region; if it is a live block, the caller owns it.
     #[inline(always)]
     unsafe fn mark_foreign_free(p: *mut u8) -> Result<(), Bad> {
         // SAFETY: a live region's header; a slot's magic changes only when
-        // the whole slab is free; the owner heap is never unmapped.
+        // the whole slab is free; the owner heap is never unmapped; a block
+        // that passes the shape check is at least 16 mapped bytes.
         unsafe {
             let r = Region::of(p);
             let magic = (*r).magics[(p.addr() & (REGION - 1)) / SLAB];
+            let key = (*HeapCore::owner_of(r)).free_key;
             if magic != 0 {
                 if ((p.addr() & (SLAB - 1)) as u32).wrapping_mul(magic) >= magic {
                     return Err(Bad::interior(p));
                 }
-                let key = (*HeapCore::owner_of(r)).free_key;
                 if looks_free(p, key) {
                     return Err(Bad::double_free(p));
                 }
-                key_slot(p).write(key);
+            } else {
+                Self::check_medium_foreign(p, key)?;
             }
+            key_slot(p).write(key);
         }
         Ok(())
+    }
+
+    /// [`mark_foreign_free`](Self::mark_foreign_free)'s checks of a medium
+    /// block, out of line (the small path stays short).
+    ///
+    /// # Safety
+    /// As `mark_foreign_free`; `p`'s slot is no slab.
+    #[cold]
+    #[inline(never)]
+    unsafe fn check_medium_foreign(p: *mut u8, key: u64) -> Result<(), Bad> {
+        // SAFETY: as the caller's; `locate` reads the page map only.
+        unsafe {
+            match locate(p)? {
+                Loc::Medium { .. } if key_slot(p).read() == key => Err(Bad::double_free(p)),
+                Loc::Medium { .. } => Ok(()),
+                // The slot became a slab since the caller read its magic:
+                // `p` was no live block of it.
+                _ => Err(Bad::interior(p)),
+            }
+        }
     }
 
     /// [`free_other`](Self::free_other) for an abandoned owner: out of line.
@@ -475,6 +504,8 @@ impl HeapCore {
             let r = Region::of(p);
             let m: *mut SlabMeta = &raw mut (*r).slabs[(p.addr() & (REGION - 1)) / SLAB];
             if (*m).class1 == 0 {
+                // Off the foreign list: no longer marked.
+                key_slot(p).write(0);
                 return self.free_medium(p);
             }
             if p.addr() & (SLAB - 1) >= (*m).bump as usize {
@@ -731,6 +762,17 @@ impl HeapCore {
         // SAFETY: owner-only state; `p` is in our region.
         unsafe {
             match locate(p)? {
+                // Freed by another thread before, and waiting on our foreign
+                // list (`mark_foreign_free`): draining it would free it again.
+                // Its mark is read only while a block waits there, so a free
+                // reads no cold block line in a program without foreign
+                // frees pending (a medium churn of 2000 live blocks ran 9%
+                // slower reading it at every free).
+                Loc::Medium { .. }
+                    if self.foreign.waiting() && key_slot(p).read() == self.free_key =>
+                {
+                    Err(Bad::double_free(p))
+                }
                 Loc::Medium { order, .. } => {
                     let l = self.local();
                     let since = Since {

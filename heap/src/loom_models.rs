@@ -2,8 +2,9 @@
 //! push while the owner drains), abandon/adopt (the adopter sees the
 //! previous owner's writes and recovers every foreign free pushed meanwhile;
 //! two adopters racing, one of them `release_pages` abandoning it again;
-//! the sweep borrowing an abandoned heap) and the decay thread's nudge of
-//! a live heap (never lost for good).
+//! the sweep borrowing an abandoned heap), the owner's read of a waiting
+//! block's foreign mark, and the decay thread's nudge of a live heap
+//! (never lost for good).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
 use crate::foreign::ForeignList;
@@ -75,6 +76,43 @@ fn loom_foreign_list_two_pushers_one_draining_owner() {
         drain(&list, &mut seen);
         seen.sort();
         assert_eq!(seen, vec![0, 1, 2], "every push drained exactly once");
+    });
+}
+
+/// The owner's check for a medium block waiting on its foreign list
+/// (`HeapCore::free_medium`): a freer writes the block's foreign mark, then
+/// pushes it; the owner reads the mark only when `waiting` says a block
+/// waits, and then sees it (loom's cell reports a read unordered with the
+/// write, as it would with a relaxed `waiting`).
+#[test]
+fn loom_owner_sees_the_mark_of_a_waiting_block() {
+    loom::model(|| {
+        let list = Arc::new(ForeignList::new());
+        let mark = Arc::new(UnsafeCell::new(0u64));
+        let ns = nodes(1);
+        let freer = {
+            let (l, m) = (list.clone(), mark.clone());
+            let p = SendPtr(ns[0]);
+            thread::spawn(move || {
+                // SAFETY: the freer's write before its push, as in
+                // `mark_foreign_free`; the owner reads it only after.
+                m.with_mut(|v| unsafe { *v = 7 });
+                // SAFETY: pushed once and not touched again.
+                unsafe { l.push(p.0) };
+            })
+        };
+        // Lets the freer run first too: without a yield here loom explored
+        // only the owner-first order (a relaxed `waiting` passed).
+        thread::yield_now();
+        if list.waiting() {
+            // SAFETY: ordered after the freer's write by `waiting`.
+            let v = mark.with(|v| unsafe { *v });
+            assert_eq!(v, 7, "a waiting block's mark must be seen");
+        }
+        freer.join().unwrap();
+        let mut seen = Vec::new();
+        drain(&list, &mut seen);
+        assert_eq!(seen, vec![0]);
     });
 }
 

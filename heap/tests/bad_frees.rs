@@ -144,6 +144,66 @@ fn double_frees_across_threads_are_errors() {
     h.is_valid().unwrap();
 }
 
+/// A medium block freed through a heap that does not own it: a pointer
+/// inside its first page, a page-aligned pointer inside it and its
+/// region's header are refused there and change nothing (a foreign free
+/// writes the link of the owner's foreign list into the block, so an
+/// unchecked one would write into live memory); a second free through that
+/// heap, and its owner's free after it, are double frees.
+#[test]
+fn medium_frees_through_another_heap_are_checked() {
+    let h = Heap::new().unwrap();
+    let size = 40_000;
+    let p = h.alloc(size, 8);
+    // SAFETY: a live block of `size` bytes.
+    unsafe { p.write_bytes(0x5a, size) };
+    let sp = SendPtr(p);
+    let r = std::thread::spawn(move || {
+        let sp = sp;
+        let other = Heap::new().unwrap();
+        // SAFETY: pointers into a live block and its region's header: only
+        // looked at, each call must refuse them.
+        unsafe {
+            [16, 4096, 8192]
+                .map(|o| other.try_free(sp.0.add(o)))
+                .into_iter()
+                .chain([other.try_free(sp.0.map_addr(|a| a & !(keel_heap::REGION - 1)))])
+                .collect::<Vec<_>>()
+        }
+    })
+    .join()
+    .unwrap();
+    for (i, e) in r.iter().enumerate() {
+        assert!(
+            matches!(e, Err(BadPointer::Interior { .. })),
+            "case {i}: {e:?}"
+        );
+    }
+    // SAFETY: live, `size` bytes.
+    let intact = unsafe { std::slice::from_raw_parts(p, size) };
+    assert!(
+        intact.iter().all(|&b| b == 0x5a),
+        "a refused free wrote into the block"
+    );
+    let sp = SendPtr(p);
+    let r = std::thread::spawn(move || {
+        let sp = sp;
+        let other = Heap::new().unwrap();
+        // SAFETY: live, freed once; the second call only looks.
+        unsafe { (other.try_free(sp.0), other.try_free(sp.0)) }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(r.0, Ok(()));
+    assert_eq!(r.1, Err(BadPointer::DoubleFree(p as usize)));
+    // SAFETY: freed by the other thread (it waits on this heap's foreign
+    // list): only looked at.
+    let again = unsafe { h.try_free(p) };
+    assert_eq!(again, Err(BadPointer::DoubleFree(p as usize)));
+    h.is_valid().unwrap();
+    assert_no_alias(&h, &[], size, 8);
+}
+
 /// The aborting cases, each run in a child process. `pqp`: `p`, `q`, `p`
 /// freed in turn (no immediate repeat; a third block keeps the slab in
 /// use), then allocations; `emptied`: the same with no third block, so the

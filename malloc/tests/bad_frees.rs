@@ -30,6 +30,9 @@ const CASES: &[(&str, &str)] = &[
     ("thread-after-owner", "double free of 0x"),
     ("owner-after-thread-busy", "double free of 0x"),
     ("owner-after-thread-reuse", "double free of 0x"),
+    ("thread-interior-40k", "invalid free of 0x"),
+    ("thread-double-40k", "double free of 0x"),
+    ("owner-after-thread-40k", "double free of 0x"),
     ("pqp", "double free of "),
     ("written", "free block at "),
 ];

@@ -6,6 +6,9 @@
  *        interior-40k interior-8m interior-aligned realloc-interior
  *        realloc-freed thread-double owner-after-thread thread-after-owner
  *        owner-after-thread-busy owner-after-thread-reuse
+ *        thread-interior-40k thread-double-40k owner-after-thread-40k
+ *        (a medium block freed by another thread: inside it, twice, and
+ *        by its owner after that thread)
  *        pqp (p, q, p freed in turn, a third block live: no immediate
  *        repeat) written (a write into a freed block's free mark: its
  *        first word, the encoded free-list link) */
@@ -107,6 +110,33 @@ int main(int argc, char **argv) {
             printf("got %p\n", again);
             fflush(stdout);
         }
+    } else if (strcmp(c, "thread-interior-40k") == 0) {
+        /* Refused at the free itself: a foreign free writes into the block
+         * (the foreign list's link), so one taken unchecked would have
+         * written into live memory before its owner found it. */
+        char *p = alloc_sized("40k");
+        block = p + 16;
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+        printf("survived the free\n");
+        fflush(stdout);
+    } else if (strcmp(c, "thread-double-40k") == 0 ||
+               strcmp(c, "owner-after-thread-40k") == 0) {
+        block = alloc_sized("40k");
+        printf("block %p\n", block);
+        fflush(stdout);
+        pthread_t t;
+        CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+        CHECK(pthread_join(t, NULL) == 0);
+        if (strcmp(c, "thread-double-40k") == 0) {
+            CHECK(pthread_create(&t, NULL, free_block, NULL) == 0);
+            CHECK(pthread_join(t, NULL) == 0);
+        } else {
+            free(block);
+        }
+        printf("survived the free\n");
+        fflush(stdout);
     } else if (strcmp(c, "thread-double") == 0 || strcmp(c, "owner-after-thread") == 0) {
         block = malloc(48);
         CHECK(block != NULL);
