@@ -15,6 +15,9 @@ profile=${FUZZ_PROFILE-"--dev"}  # FUZZ_PROFILE= (empty) builds release
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked
 cd fuzz
+# The harnesses' own replays of fixed inputs (their unit tests), which a
+# few seconds of fuzzing from an empty corpus may not reach.
+cargo +nightly test --lib
 cargo +nightly fuzz build $profile
 # Two targets at a time (each fuzzer runs on one core); a target's lines
 # are printed together when it ends, and any failure fails the step.

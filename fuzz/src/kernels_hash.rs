@@ -9,6 +9,7 @@
 use arbitrary::Arbitrary;
 use keel_kernels::groupby::CountTable;
 use keel_kernels::hll::HyperLogLog;
+use keel_kernels::mask::{Bits, Mask};
 use keel_kernels::partition::Radix;
 use keel_kernels::{Kernels, hash};
 
@@ -44,6 +45,35 @@ pub struct HllInput {
     pub split: u16,
     /// Arbitrary register bytes for `from_registers`.
     pub registers: Vec<u8>,
+    /// Validity bitmap words (repeated to cover the keys) for the masked
+    /// add, eight bytes a word.
+    pub mask: Vec<u8>,
+    /// The mask's bit offset (mod 64) and, in the high bits, how many times
+    /// its words are thinned (each time and-ed with a rotation of itself,
+    /// about halving the rows counted): so masks of every density, word-
+    /// aligned or not, reach the masked add's leaves (dense, walk, sparse).
+    pub mask_shape: u8,
+}
+
+/// The masked add's validity words: `bytes` as little-endian words, repeated
+/// to cover `bits` bits, thinned `thin` times.
+fn mask_words(bytes: &[u8], bits: usize, thin: u8) -> Vec<u64> {
+    let src: Vec<u64> = bytes
+        .chunks(8)
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect();
+    if src.is_empty() {
+        return vec![0; bits.div_ceil(64)];
+    }
+    src.iter()
+        .cycle()
+        .take(bits.div_ceil(64))
+        .map(|&w| (0..u32::from(thin)).fold(w, |w, i| w & w.rotate_left(7 * i + 3)))
+        .collect()
 }
 
 fn keys(bytes: &[u8], offset: u8) -> Vec<u64> {
@@ -146,6 +176,16 @@ pub fn hll_family(inp: &HllInput) {
         k.hll_add_u64_column(&mut b, &ks[split..]);
         k.hll_merge(&mut a, &b).unwrap();
         assert_eq!(a, want, "{}", k.level());
+        // The masked add: exactly the scalar twin's sketch (or the same
+        // error), whatever the mask's density and offset.
+        let off = usize::from(inp.mask_shape % 64);
+        let words = mask_words(&inp.mask, ks.len() + off, inp.mask_shape / 64);
+        let m = Mask::valid(Bits::with_offset(&words, off));
+        let (mut got, mut twin) = (empty.clone(), empty.clone());
+        let r = k.hll_add_u64_column_masked(&mut got, &ks, m);
+        let r_twin = scalar.hll_add_u64_column_masked(&mut twin, &ks, m);
+        assert_eq!(r.is_ok(), r_twin.is_ok(), "{}", k.level());
+        assert_eq!(got, twin, "masked, {}", k.level());
         // Different precision or seed: an error, never a panic.
         let other_p = if inp.precision == 18 {
             17
@@ -191,6 +231,25 @@ mod tests {
                 bytes: bytes.clone(),
                 split: 100,
                 registers: vec![3; 16],
+                mask: vec![0xa5, 0x0f, 0x81, 0xff, 0, 0x10, 0x7e, 0x42, 0xff],
+                mask_shape: p.wrapping_mul(37),
+            });
+        }
+        // One full word in eight (1 in 8 rows, the walk's range), at offsets
+        // 0 and 9: every store of a word's positions is taken.
+        let long: Vec<u8> = (0..8 * 2000u32).map(|i| (i * 131 >> 3) as u8).collect();
+        let mut mask = vec![0xffu8; 8];
+        mask.resize(64, 0);
+        for mask_shape in [0u8, 9] {
+            hll_family(&HllInput {
+                precision: 14,
+                seed: 3,
+                offset: 0,
+                bytes: long.clone(),
+                split: 700,
+                registers: vec![],
+                mask: mask.clone(),
+                mask_shape,
             });
         }
     }
