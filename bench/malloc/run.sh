@@ -24,7 +24,7 @@ source bench/malloc/allocators.sh
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-for p in larson xmalloc cache_scratch small_random large query query_pipe; do
+for p in larson xmalloc cache_scratch small_random large medium query query_pipe; do
   cc -O2 -g -Wall -Wextra -pthread "bench/malloc/$p.c" -o "$work/$p"
 done
 # mimalloc-bench's larsonN in C++ (new[]/delete[]): the allocator's
@@ -40,6 +40,7 @@ programs=(
   "cache-scratch|cache_scratch 2 1500 8 5000"
   "small-random|small_random 2 2000000 200000"
   "large|large 2 3000"
+  "medium|medium 2 3000000 2000"
   "query|query 200 2 20000 0"
   "query-x|query 200 2 20000 1"
   "query-pipe|query_pipe 200 2 20000 1000 1"

@@ -766,8 +766,9 @@ impl HeapCore {
                 // list (`mark_foreign_free`): draining it would free it again.
                 // Its mark is read only while a block waits there, so a free
                 // reads no cold block line in a program without foreign
-                // frees pending (a medium churn of 2000 live blocks ran 9%
-                // slower reading it at every free).
+                // frees pending (reading it at every free made one thread's
+                // churn of 2000 live 16-256 KiB blocks 1-9% slower,
+                // `bench/malloc/medium.c` and a variant of it; level now).
                 Loc::Medium { .. }
                     if self.foreign.waiting() && key_slot(p).read() == self.free_key =>
                 {
