@@ -14,7 +14,8 @@ use std::time::Duration;
 /// runs twice, a panic resumes in the submitter after every hand is done
 /// (and only if job 0 ran), and a job that did not run was skipped because
 /// of the cancel (job 0 too: the contract lets a hand that claimed index 0
-/// skip it once it sees job 1's cancel).
+/// skip it once it sees job 1's cancel; loom reaches that case only through
+/// the loom-only yield after the first claim in `BatchCore::work`).
 #[test]
 fn loom_pool_claims_with_cancel_and_panic() {
     std::panic::set_hook(Box::new(|_| {}));

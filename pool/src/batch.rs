@@ -112,6 +112,14 @@ impl<'a> BatchCore<'a> {
                 if i >= self.k {
                     break;
                 }
+                // Lets loom run another hand's cancel between this claim and
+                // the check: without a yield it never explored a claimed job
+                // being skipped. Only the first claim of a cancellable batch,
+                // so the models stay small.
+                #[cfg(keel_loom)]
+                if i == 0 && self.cancel.is_some() {
+                    crate::sync::thread::yield_now();
+                }
                 if self.cancelled() {
                     self.skipped.store(true, Ordering::Relaxed);
                     break;
