@@ -3,8 +3,8 @@
 # keel-pool and keel-heap) and the public-behaviour ones in loom-tests/.
 # Release mode with debug assertions, 2 preemptions, as tokio's CI does; a
 # separate target dir so the cfg change does not invalidate normal builds.
-# About 70 s on the 2-core CI machine, most of it the build; the models'
-# times are in loom-tests/README.md.
+# About 2 minutes on the 2-core CI machine, half of it the build; the
+# models' times are in loom-tests/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTFLAGS="--cfg keel_loom ${RUSTFLAGS:-}"

@@ -124,10 +124,8 @@ loom::lazy_static! {
 /// since the decay thread last took it.
 #[inline]
 pub(crate) fn board() -> &'static AtomicU64 {
-    #[cfg(not(keel_loom))]
-    return &BOARD;
-    #[cfg(keel_loom)]
-    return &*BOARD;
+    // Under loom a lazy static: the return type derefs it.
+    &BOARD
 }
 
 /// The board's deadline (for the decay thread's sleep).
