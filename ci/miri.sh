@@ -29,10 +29,13 @@ group_a() {
     --test agg --test bitmap --test span --test hash --test hll \
     --test groupby --test naive --test gather --test grouped --test partition \
     --test mask
-  # The masked HyperLogLog walk of CPUs with VBMI2 beside the one without
-  # (the tests above take the one without: A5 has no VBMI2).
+  # The leaves of CPUs with VBMI2 (the tests above take the ones without:
+  # A5 has no VBMI2): the masked HyperLogLog walk beside the one without,
+  # and the byte-compress select.
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
     --lib hll::tests::masked_walks
+  RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
+    --test bitmap
 }
 
 group_b() {

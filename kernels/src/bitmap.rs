@@ -129,6 +129,13 @@ impl Kernels {
         use crate::arch::scalar::bitmap as sc;
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         use crate::arch::x86_64::{avx2::bitmap as a2, avx512::bitmap as a5};
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if self.level() == crate::cpu::Level::Avx512 && crate::cpu::vbmi2() {
+            // SAFETY: this handle's level is AVX-512, so the CPU has it,
+            // and VBMI2 where `cpu::vbmi2` says so; `out` has room for the
+            // `set` bits (checked above).
+            return Ok(unsafe { a5::select_vbmi2(w, rows, out) });
+        }
         Ok(crate::arch::dispatch!(
             self.level(),
             sc::select,

@@ -342,21 +342,25 @@ pub(crate) fn sums_vnni() -> bool {
     sum_plan() & PLAN_VNNI != 0
 }
 
-/// Whether the CPU has AVX-512 VBMI2, so the masked HyperLogLog add's walk
-/// at the AVX-512 level takes each 64-row word's counted positions with one
-/// byte compress (`vpcompressb`) where it otherwise takes four 16-row
-/// compresses, or a `tzcnt` loop for a word of a few rows
-/// (`arch::x86_64::avx512::hll::add_u64_masked_vbmi2`). On Zen 4 (family
-/// 25 model 17) it cut the masked add's time at 1 in 10 rows selected by
-/// 12% (`bench/results/2026-12-06-kernels-hll-vbmi2-zen4.md`). Zen 4,
-/// Ice Lake and later Intel cores have it; Skylake-SP and Cascade Lake do
-/// not.
+/// Whether the CPU has AVX-512 VBMI2, so the AVX-512 level takes a 64-row
+/// word's set positions with one byte compress (`vpcompressb`): in
+/// `select_into` (`arch::x86_64::avx512::bitmap::select_vbmi2`), where the
+/// level otherwise loops once per set bit, and in the masked HyperLogLog
+/// add's walk (`arch::x86_64::avx512::hll::add_u64_masked_vbmi2`), which
+/// otherwise takes four 16-row compresses, or a `tzcnt` loop for a word of
+/// a few rows. On Zen 4 (family 25 model 17) it cut the masked add's time
+/// at 1 in 10 rows selected by 12%
+/// (`bench/results/2026-12-06-kernels-hll-vbmi2-zen4.md`), and made
+/// `select_into` 1.9-9.3x as fast as the loop from 1 in 10 rows set, 1.4x
+/// at 1 in 64 from 16 Mi rows
+/// (`bench/results/2026-12-06-kernels-select-vbmi2-zen4.md`). Zen 4, Ice
+/// Lake and later Intel cores have it; Skylake-SP and Cascade Lake do not.
 #[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2", feature = "alloc")),
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn hll_vbmi2() -> bool {
+pub(crate) fn vbmi2() -> bool {
     sum_plan() & PLAN_VBMI2 != 0
 }
 

@@ -427,13 +427,13 @@ impl Kernels {
             Resolved::Bits(m) if self.level() == Level::Avx512 => {
                 use crate::arch::x86_64::avx512::hll as a5;
                 let (p, seed) = (u32::from(sketch.p), sketch.seed);
-                let leaf = if crate::cpu::hll_vbmi2() {
+                let leaf = if crate::cpu::vbmi2() {
                     a5::add_u64_masked_vbmi2
                 } else {
                     a5::add_u64_masked
                 };
                 // SAFETY: this handle's level is AVX-512, so the CPU has it,
-                // and VBMI2 where `hll_vbmi2` says so; a sketch has
+                // and VBMI2 where `cpu::vbmi2` says so; a sketch has
                 // 4 <= p <= 18 and 2^p registers; `resolve` checked that
                 // the mask covers the n rows.
                 unsafe { leaf(&mut sketch.registers, p, seed, keys, m) };
@@ -569,7 +569,7 @@ mod tests {
         let mut leaves: Vec<(&str, Leaf)> = Vec::new();
         if crate::cpu::detected() == Level::Avx512 {
             leaves.push(("avx512", a5::add_u64_masked));
-            if crate::cpu::hll_vbmi2() {
+            if crate::cpu::vbmi2() {
                 leaves.push(("avx512 vbmi2", a5::add_u64_masked_vbmi2));
             } else {
                 std::println!("no AVX-512 VBMI2 here: its masked walk is not run");
@@ -587,46 +587,54 @@ mod tests {
         // Every fifth word counts rows, the counts running through 0..=64
         // (under Miri through a few, one for each of `positions64`'s
         // stores): about 1 in 10 rows, between the sparse leaf's 1 in 16
-        // and the dense leaf's 1 in 6, so both masks take the walk.
+        // and the dense leaf's 1 in 6, so both masks take the walk. Then
+        // every 40th word: about 1 in 80, so the word-aligned mask takes
+        // the sparse leaf (the other the walk).
         let counts: Vec<u32> = if cfg!(miri) {
             vec![0, 3, 16, 17, 33, 49, 64]
         } else {
             (0..=64).collect()
         };
-        let words = 5 * counts.len();
-        let bits: Vec<u64> = (0..words + 1)
-            .map(|b| {
-                let mut w = 0u64;
-                if b % 5 == 0 {
-                    while w.count_ones() < counts[b / 5 % counts.len()] {
-                        w |= 1 << (next() % 64);
+        for every in [5, 40] {
+            let words = every * counts.len();
+            let bits: Vec<u64> = (0..words + 1)
+                .map(|b| {
+                    let mut w = 0u64;
+                    if b % every == 0 {
+                        while w.count_ones() < counts[b / every % counts.len()] {
+                            w |= 1 << (next() % 64);
+                        }
                     }
+                    w
+                })
+                .collect();
+            let n = words * 64 - 27;
+            // Distinct keys: a key lost or taken twice changes a register
+            // (at 2^14 registers and more nearly every key has its own).
+            let keys: Vec<u64> = (0..n).map(|_| next()).collect();
+            for off in [0, 5] {
+                let counted = (0..n).filter(|i| bits[(i + off) / 64] >> ((i + off) % 64) & 1 == 1);
+                let counted = counted.count();
+                if every == 5 {
+                    assert!(counted * 16 >= n && counted * 6 < n, "{counted} of {n}");
+                } else {
+                    assert!(counted * 16 < n, "{counted} of {n}");
                 }
-                w
-            })
-            .collect();
-        let n = words * 64 - 27;
-        // Distinct keys: a key lost or taken twice changes a register
-        // (at 2^14 registers and more nearly every key has its own).
-        let keys: Vec<u64> = (0..n).map(|_| next()).collect();
-        for off in [0, 5] {
-            let counted = (0..n).filter(|i| bits[(i + off) / 64] >> ((i + off) % 64) & 1 == 1);
-            let counted = counted.count();
-            assert!(counted * 16 >= n && counted * 6 < n, "{counted} of {n}");
-            let sel = Mask::valid(Bits::with_offset(&bits, off));
-            let Ok(Resolved::Bits(m)) = sel.resolve(n) else {
-                panic!("a bitmap mask resolves to bits")
-            };
-            for p in [4u32, 14, if cfg!(miri) { 4 } else { 18 }] {
-                let mut want = vec![0u8; 1 << p];
-                crate::arch::scalar::hll::add_u64_masked(&mut want, p, 7, &keys, m);
-                for &(name, leaf) in &leaves {
-                    let mut got = vec![0u8; 1 << p];
-                    // SAFETY: the CPU has the leaf's features (checked
-                    // above); 4 <= p <= 18 and 2^p registers; the mask
-                    // covers the n rows.
-                    unsafe { leaf(&mut got, p, 7, &keys, m) };
-                    assert!(got == want, "{name} p {p} offset {off}");
+                let sel = Mask::valid(Bits::with_offset(&bits, off));
+                let Ok(Resolved::Bits(m)) = sel.resolve(n) else {
+                    panic!("a bitmap mask resolves to bits")
+                };
+                for p in [4u32, 14, if cfg!(miri) { 4 } else { 18 }] {
+                    let mut want = vec![0u8; 1 << p];
+                    crate::arch::scalar::hll::add_u64_masked(&mut want, p, 7, &keys, m);
+                    for &(name, leaf) in &leaves {
+                        let mut got = vec![0u8; 1 << p];
+                        // SAFETY: the CPU has the leaf's features (checked
+                        // above); 4 <= p <= 18 and 2^p registers; the mask
+                        // covers the n rows.
+                        unsafe { leaf(&mut got, p, 7, &keys, m) };
+                        assert!(got == want, "{name} p {p} offset {off} every {every}");
+                    }
                 }
             }
         }

@@ -7,7 +7,8 @@
 //! faster of the two: the bandwidth yardstick), in the same rounds.
 //! Sizes 4 Ki, 64 Ki, 1 Mi, 16 Mi and 128 Mi rows; contenders interleaved
 //! round by round; medians of GB/s of input read (values, plus validity
-//! bits where used). Ends with the goals, met or missed.
+//! bits where used); `select` (a bitmap to its set positions) counts the
+//! bitmap read. Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -31,7 +32,7 @@ struct Args {
 const USAGE: &str = "usage: kernels [--max-log2 N] [--rounds N] [--only KERNEL]
   --max-log2 N   largest column, 2^N rows (default 27; sizes 12 16 20 24 27)
   --rounds N     interleaved rounds (default 5)
-  --only KERNEL  one kernel (sum, min, max, lt, ...)";
+  --only KERNEL  kernels whose name starts so (sum, min, max, lt, select, ...)";
 
 /// The command line (`--help` prints the usage and exits).
 fn parse(p: &mut lexopt::Parser) -> Result<Args, lexopt::Error> {
@@ -164,6 +165,20 @@ mod plain {
     pub fn count(b: &[u64]) -> usize {
         b.iter().map(|w| w.count_ones() as usize).sum()
     }
+    /// The set bits' positions, lowest first: a `tzcnt` loop a set bit.
+    #[inline(always)]
+    pub fn select(b: &[u64], out: &mut [u32]) -> usize {
+        let mut n = 0;
+        for (i, &w) in b.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                out[n] = (i * 64) as u32 + w.trailing_zeros();
+                n += 1;
+                w &= w - 1;
+            }
+        }
+        n
+    }
 }
 
 /// The same loops compiled for this CPU: AVX-512 or AVX2 wrappers.
@@ -215,6 +230,7 @@ wrappers! {
     lt<T>(v: &[T], c: T, out: &mut [u64]) -> ();
     between<T>(v: &[T], lo: T, hi: T, out: &mut [u64]) -> ();
     lt_and<T>(v: &[T], c: T, out: &mut [u64]) -> ();
+    select<>(b: &[u64], out: &mut [u32]) -> usize;
 }
 
 /// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
@@ -634,6 +650,7 @@ fn main() -> std::process::ExitCode {
     run_type::<i64>(&mut ctx, &sizes, true, true);
     run_type::<f64>(&mut ctx, &sizes, true, true);
     run_type::<i32>(&mut ctx, &sizes, false, true);
+    run_select(&mut ctx, &sizes);
 
     let mut table = Vec::new();
     for r in &ctx.rows {
@@ -668,6 +685,52 @@ fn main() -> std::process::ExitCode {
     );
     goals(&ctx.rows);
     std::process::ExitCode::SUCCESS
+}
+
+/// A bitmap to its set positions (`select_into`), 1 in 2, 10 and 64 rows
+/// set at random: GB/s of bitmap read. Every contender writes into a
+/// buffer it reuses; arrow's is `BooleanBuffer::set_indices_u32` extending
+/// a cleared `Vec`.
+fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
+    let k = Kernels::current();
+    let max = *sizes.last().unwrap();
+    for d in [2u64, 10, 64] {
+        let kernel = format!("select 1/{d}");
+        if !ctx.want(&kernel) {
+            continue;
+        }
+        let mut bits = rng(max, 11 + d);
+        let words: Vec<u64> = (0..max.div_ceil(64))
+            .map(|_| (0..64).fold(0u64, |w, b| w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b))
+            .collect();
+        for &n in sizes {
+            let b = &words[..n.div_ceil(64)];
+            let set = k.popcount(b, n).unwrap();
+            let bb = BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n);
+            let (mut o1, mut o2, mut o3) = (vec![0u32; set], vec![0u32; set], vec![0u32; set]);
+            let mut o4: Vec<u32> = Vec::with_capacity(set);
+            ctx.group(
+                &kernel,
+                "bit",
+                n,
+                &[bytes_of(b)],
+                &mut || {
+                    black_box(k.select_into(black_box(b), n, &mut o1).unwrap());
+                },
+                &mut || {
+                    black_box(plain::select(black_box(b), &mut o2));
+                },
+                &mut || {
+                    black_box(native::select(black_box(b), &mut o3));
+                },
+                &mut || {
+                    o4.clear();
+                    o4.extend(black_box(&bb).set_indices_u32());
+                    black_box(o4.len());
+                },
+            );
+        }
+    }
 }
 
 fn size_name(n: usize) -> String {

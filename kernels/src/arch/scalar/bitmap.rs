@@ -31,13 +31,18 @@ pub(crate) fn popcount(words: &[u64]) -> usize {
 /// caller); returns how many.
 #[inline(always)]
 pub(crate) fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
+    let full = rows / 64;
     let mut n = 0;
-    for (i, &w) in words.iter().enumerate() {
-        let mut w = w;
-        if (i + 1) * 64 > rows {
-            w &= (1u64 << (rows % 64)).wrapping_sub(1);
-        }
+    for (i, &w) in words[..full].iter().enumerate() {
         n = select_word(w, (i * 64) as u32, out, n);
+    }
+    if !rows.is_multiple_of(64) {
+        n = select_word(
+            words[full] & ((1u64 << (rows % 64)) - 1),
+            (full * 64) as u32,
+            out,
+            n,
+        );
     }
     n
 }

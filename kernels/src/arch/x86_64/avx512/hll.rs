@@ -6,6 +6,7 @@
 
 use core::arch::x86_64::*;
 
+use super::compress::{compress8, compress16, positions64};
 use super::hash::Mixer;
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::hll as scalar;
@@ -87,136 +88,6 @@ pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
     scalar::apply_packed(regs, &packed[..rest.len()]);
 }
 
-/// The lanes of `v` that `k` enables moved to the front, the rest zero
-/// (`vpcompressd`, register form: the memory form is microcoded on Zen 4).
-/// Under Miri, which has no model of it, a lane-by-lane model.
-///
-/// # Safety
-///
-/// The CPU supports AVX-512 F.
-#[inline(always)]
-unsafe fn compress16(k: u16, v: __m512i) -> __m512i {
-    #[cfg(not(miri))]
-    // SAFETY: AVX-512 F, the caller's contract.
-    unsafe {
-        _mm512_maskz_compress_epi32(k, v)
-    }
-    #[cfg(miri)]
-    {
-        // SAFETY: __m512i and [u32; 16] have the same size, every bit
-        // pattern valid.
-        let a: [u32; 16] = unsafe { core::mem::transmute(v) };
-        // SAFETY: as above.
-        unsafe { core::mem::transmute::<[u32; 16], __m512i>(compress_model(k.into(), a)) }
-    }
-}
-
-/// The compresses' model under Miri, which has none of them: the lanes
-/// `k` enables, in order, then zeros.
-#[cfg(miri)]
-fn compress_model<T: Copy + Default, const N: usize>(k: u64, a: [T; N]) -> [T; N] {
-    let mut r = [T::default(); N];
-    let mut n = 0;
-    for (i, &x) in a.iter().enumerate() {
-        if k >> i & 1 == 1 {
-            r[n] = x;
-            n += 1;
-        }
-    }
-    r
-}
-
-/// The lanes of `v` that `k` enables moved to the front, the rest zero
-/// (`vpcompressq`, register form). Under Miri a lane-by-lane model.
-///
-/// # Safety
-///
-/// The CPU supports AVX-512 F.
-#[inline(always)]
-unsafe fn compress8(k: u8, v: __m512i) -> __m512i {
-    #[cfg(not(miri))]
-    // SAFETY: AVX-512 F, the caller's contract.
-    unsafe {
-        _mm512_maskz_compress_epi64(k, v)
-    }
-    #[cfg(miri)]
-    {
-        // SAFETY: __m512i and [u64; 8] have the same size, every bit
-        // pattern valid.
-        let a: [u64; 8] = unsafe { core::mem::transmute(v) };
-        // SAFETY: as above.
-        unsafe { core::mem::transmute::<[u64; 8], __m512i>(compress_model(k.into(), a)) }
-    }
-}
-
-/// The bytes of `v` that `k` enables moved to the front, the rest zero
-/// (`vpcompressb`, register form, AVX-512 VBMI2). Under Miri a lane-by-lane
-/// model.
-///
-/// # Safety
-///
-/// The CPU supports AVX-512 VBMI2.
-#[inline(always)]
-unsafe fn compress64(k: u64, v: __m512i) -> __m512i {
-    #[cfg(not(miri))]
-    // SAFETY: AVX-512 VBMI2, the caller's contract.
-    unsafe {
-        _mm512_maskz_compress_epi8(k, v)
-    }
-    #[cfg(miri)]
-    {
-        // SAFETY: __m512i and [u8; 64] have the same size, every bit
-        // pattern valid.
-        let a: [u8; 64] = unsafe { core::mem::transmute(v) };
-        // SAFETY: as above.
-        unsafe { core::mem::transmute::<[u8; 64], __m512i>(compress_model(k, a)) }
-    }
-}
-
-/// The row numbers 0..64 as bytes: what [`positions64`] compresses.
-static ROWS64: [u8; 64] = {
-    let mut a = [0u8; 64];
-    let mut i = 0;
-    while i < 64 {
-        a[i] = i as u8;
-        i += 1;
-    }
-    a
-};
-
-/// Writes the positions of the `cnt` set bits of word `w`, plus `off`, as
-/// 32-bit offsets at `out` (whole 16-lane stores: up to 64 offsets are
-/// written, those past `cnt` are garbage): one byte compress of the rows
-/// 0..64 for the whole word, then a widening add per 16 counted rows.
-///
-/// # Safety
-///
-/// The CPU supports AVX-512 F and VBMI2; `cnt == w.count_ones()`; `out`
-/// has room for `cnt` rounded up to 16 offsets.
-#[inline(always)]
-unsafe fn positions64(w: u64, cnt: u32, off: u32, out: *mut u32) {
-    // SAFETY: the caller's contract: the features, and room for each
-    // 16-lane store made (the j-th only when cnt > 16 * j).
-    unsafe {
-        let b = compress64(w, _mm512_loadu_si512(ROWS64.as_ptr().cast()));
-        let o = _mm512_set1_epi32(off as i32);
-        let wide = |q: __m128i| _mm512_add_epi32(_mm512_cvtepu8_epi32(q), o);
-        _mm512_storeu_si512(out.cast(), wide(_mm512_castsi512_si128(b)));
-        if cnt > 16 {
-            _mm512_storeu_si512(out.add(16).cast(), wide(_mm512_extracti32x4_epi32::<1>(b)));
-            if cnt > 32 {
-                _mm512_storeu_si512(out.add(32).cast(), wide(_mm512_extracti32x4_epi32::<2>(b)));
-                if cnt > 48 {
-                    _mm512_storeu_si512(
-                        out.add(48).cast(),
-                        wide(_mm512_extracti32x4_epi32::<3>(b)),
-                    );
-                }
-            }
-        }
-    }
-}
-
 /// The keys at `base[idx[i]]` for the lanes `k` enables, the others zero
 /// (`vpgatherdq`). Under Miri, which has no model of it, lane by lane.
 ///
@@ -294,8 +165,11 @@ unsafe fn flush_positions(
     scalar::apply_packed(regs, &packed[..fill]);
 }
 
-/// A selection counting fewer than one row in this many takes
-/// [`add_u64_sparse`].
+/// A selection in one word-aligned bitmap counting fewer than one row in
+/// this many takes [`add_u64_sparse`]; on a CPU with VBMI2, one counting
+/// fewer than one row in [`DENSE_ROWS`] (there the sparse leaf's byte
+/// compress a word made it 0.88 of the walk's time at 1 in 10 rows,
+/// `bench/results/2026-12-06-kernels-select-vbmi2-zen4.md`).
 const SPARSE_ROWS: usize = 16;
 
 /// A mask counting at least one row in this many takes
@@ -379,15 +253,23 @@ static_assertions::const_assert!(SPARSE_CAP >= 64 && SPARSE_CAP.is_multiple_of(8
 /// a popcount pass over its words
 /// (`bench/results/2026-12-04-kernels-hll-select-zen4.md`), 0.97-1.07x
 /// since the walk itself ends the batch
-/// (`bench/results/2026-12-04-kernels-hll-sparse-batch-zen4.md`).
+/// (`bench/results/2026-12-04-kernels-hll-sparse-batch-zen4.md`). With
+/// `VBMI2` a word's positions are one byte compress ([`positions64`]), as
+/// `select_into` takes them there.
 ///
 /// # Safety
 ///
-/// As [`add_u64`]; `words` holds `keys.len().div_ceil(64)` words.
-#[target_feature(
-    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
-)]
-unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words: &[u64]) {
+/// As [`add_u64`]; `words` holds `keys.len().div_ceil(64)` words; with
+/// `VBMI2`, the CPU supports AVX-512 VBMI2 (inlined into the leaves that
+/// enable the features).
+#[inline(always)]
+unsafe fn add_u64_sparse<const VBMI2: bool>(
+    regs: &mut [u8],
+    p: u32,
+    seed: u64,
+    keys: &[u64],
+    words: &[u64],
+) {
     let n = keys.len();
     let mut pos = [0u32; SPARSE_CAP];
     let mut stage = [core::mem::MaybeUninit::<u64>::uninit(); SPARSE_CAP];
@@ -403,7 +285,25 @@ unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words
             if (e + 1) * 64 > n {
                 w &= (1u64 << (n % 64)).wrapping_sub(1);
             }
-            got = crate::arch::scalar::bitmap::select_word(w, ((e - b) * 64) as u32, &mut pos, got);
+            if VBMI2 {
+                if w != 0 {
+                    let cnt = w.count_ones();
+                    // SAFETY: VBMI2 (caller contract); `got + 64 <=
+                    // SPARSE_CAP`, so `pos` has room for the word's
+                    // offsets rounded up to 16.
+                    unsafe {
+                        positions64(w, cnt, ((e - b) * 64) as u32, pos.as_mut_ptr().add(got))
+                    };
+                    got += cnt as usize;
+                }
+            } else {
+                got = crate::arch::scalar::bitmap::select_word(
+                    w,
+                    ((e - b) * 64) as u32,
+                    &mut pos,
+                    got,
+                );
+            }
             e += 1;
         }
         // SAFETY: the walk wrote `got <= SPARSE_CAP` offsets, each a
@@ -441,8 +341,11 @@ unsafe fn add_u64_sparse(regs: &mut [u8], p: u32, seed: u64, keys: &[u64], words
 /// [`DENSE_ROWS`] [`add_u64_dense`]. On a CPU with AVX-512 VBMI2,
 /// [`add_u64_masked_vbmi2`] is this walk with each word's positions taken
 /// by one byte compress whatever its count ([`positions64`]): on Zen 4, at
-/// 1 in 10 selected, 0.88 of this walk's time, from 1.20x to 1.36x the
-/// three passes (`bench/results/2026-12-06-kernels-hll-vbmi2-zen4.md`).
+/// 1 in 10 selected, 0.88 of this walk's time
+/// (`bench/results/2026-12-06-kernels-hll-vbmi2-zen4.md`); there a
+/// word-aligned bitmap takes the sparse leaf below the dense leaf's
+/// density (see [`SPARSE_ROWS`]), so the walk serves bitmaps at a bit
+/// offset.
 ///
 /// # Safety
 ///
@@ -502,9 +405,12 @@ unsafe fn masked<const VBMI2: bool>(
         let words = &words[..n.div_ceil(64)];
         // SAFETY: AVX-512 F and VPOPCNTDQ are enabled (caller contract).
         let counted = unsafe { super::bitmap::popcount(words) };
-        if counted.saturating_mul(SPARSE_ROWS) < n {
+        // With VBMI2 the sparse leaf's three passes (a compress a word, the
+        // gather, the add) beat the walk below the dense leaf's density.
+        let sparse_rows = if VBMI2 { DENSE_ROWS } else { SPARSE_ROWS };
+        if counted.saturating_mul(sparse_rows) < n {
             // SAFETY: as this leaf; `words` covers the rows.
-            unsafe { add_u64_sparse(regs, p, seed, keys, words) };
+            unsafe { add_u64_sparse::<VBMI2>(regs, p, seed, keys, words) };
             return;
         }
         counted

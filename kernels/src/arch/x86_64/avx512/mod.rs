@@ -4,6 +4,7 @@
 
 pub(crate) mod agg;
 pub(crate) mod bitmap;
+pub(crate) mod compress;
 pub(crate) mod filter;
 #[cfg(feature = "alloc")]
 pub(crate) mod grouped;
