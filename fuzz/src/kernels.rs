@@ -216,6 +216,13 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
         let rows = v.len().min(want.len() * 64);
         assert_eq!(k.popcount(&want, rows), s.popcount(&want, rows));
         assert_eq!(k.select(&want, rows), s.select(&want, rows));
+        // Into a longer buffer: the same positions, nothing written past.
+        if let Ok(sel) = s.select(&want, rows) {
+            let mut out = vec![u32::MAX; sel.len() + 3];
+            assert_eq!(k.select_into(&want, rows, &mut out), Ok(sel.len()));
+            assert_eq!(&out[..sel.len()], &sel[..], "{} select_into", k.level());
+            assert_eq!(&out[sel.len()..], &[u32::MAX; 3], "{} select_into", k.level());
+        }
         for op in 0..3 {
             let (mut a, mut b) = (want.clone(), want.clone());
             let src = &f.prior;
