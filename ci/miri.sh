@@ -31,11 +31,14 @@ group_a() {
     --test mask
   # The leaves of CPUs with VBMI2 (the tests above take the ones without:
   # A5 has no VBMI2): the masked HyperLogLog walk beside the one without,
-  # and the byte-compress select.
+  # the byte-compress select, and the byte compress of 1-byte values in
+  # gather_masked.
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
     --lib hll::tests::masked_walks
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
     --test bitmap
+  RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
+    --test gather masked_gather_over_bitmaps
 }
 
 group_b() {

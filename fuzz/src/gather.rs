@@ -1,5 +1,6 @@
 //! keel-kernels gather: every level against a naive loop on arbitrary
-//! input, checked and unchecked, one column and frames.
+//! input, checked and unchecked, one column and frames, and the masked
+//! forms (`gather_masked`, `take_masked`) over a bitmap.
 //!
 //! Indices are arbitrary (so often out of range): every level must then
 //! return the same `OutOfRange` error the naive search finds, and the
@@ -9,6 +10,7 @@ use arbitrary::Arbitrary;
 use keel_kernels::Error;
 use keel_kernels::Kernels;
 use keel_kernels::gather::{Column, ColumnMut, Index, Value};
+use keel_kernels::mask::{Bits as MaskBits, Selection};
 
 /// A column, indices and how to read them.
 #[derive(Arbitrary, Debug)]
@@ -81,7 +83,22 @@ fn check<T: Bits, I: Index + Copy>(input: &GatherInput, idx: &[I], raw: &[u64]) 
     // Frame: the column again, reversed, and as another copy.
     let rev: Vec<T> = src.iter().rev().copied().collect();
     let extra = (input.frame % 20) as usize;
+    // The masked forms: the raw indices as a selection bitmap at a bit
+    // offset, over the rows it covers.
+    let off = usize::from(input.frame % 64);
+    let covered = (raw.len() * 64).saturating_sub(off).min(src.len());
+    let bit = |i: usize| raw[(i + off) / 64] >> ((i + off) % 64) & 1 == 1;
+    let want_m: Vec<T> = (0..covered).filter(|&i| bit(i)).map(|i| src[i]).collect();
+    let sel = Selection::Bitmap(MaskBits::with_offset(raw, off));
     for k in Kernels::supported() {
+        let fill = T::make(0x5a5a_5a5a_5a5a_5a5a);
+        let mut out = vec![fill; want_m.len() + 2];
+        let got = k.gather_masked(&src[..covered], sel, &mut out);
+        assert_eq!(got, Ok(want_m.len()), "{} gather_masked", k.level());
+        assert!(same(&out[..want_m.len()], &want_m), "{} gather_masked", k.level());
+        assert!(same(&out[want_m.len()..], &[fill; 2]), "{} wrote past", k.level());
+        let took = k.take_masked(&src[..covered], sel).expect("a covering bitmap");
+        assert!(same(&took, &want_m), "{} take_masked", k.level());
         let mut out = vec![T::default(); n];
         let got = k.gather(&src, idx, &mut out);
         match &want {

@@ -714,10 +714,15 @@ fn take_and_masked_gather_equal_naive() {
                 .collect();
             let got = k.gather_masked(&src, m, &mut out).unwrap();
             assert_eq!(&out[..got], &want[..]);
+            assert_eq!(k.take_masked(&src, m).unwrap(), want);
             let got = k
                 .gather_masked(&src, Selection::Rows(&idx), &mut out)
                 .unwrap();
             assert_eq!(got, n);
+            assert_eq!(
+                k.take_masked(&src, Selection::Rows(&idx)).unwrap(),
+                &out[..n]
+            );
             if n > 1 {
                 assert!(matches!(
                     k.gather_masked(&src, Mask::ALL, &mut out[..n - 1]),
@@ -735,6 +740,67 @@ fn take_and_masked_gather_equal_naive() {
             len: 2
         })
     );
+}
+
+/// `gather_masked` and `take_masked` over a bitmap (at the AVX-512 level a
+/// compress per 8, 16 or 64 rows, by width, from one counted row in 3)
+/// equal a naive
+/// loop for every value width, at densities on both sides of that
+/// threshold, with words all set, none set and in between, at bit offsets,
+/// and writes nothing past the rows it returns.
+#[test]
+fn masked_gather_over_bitmaps_every_width_and_density() {
+    use keel_kernels::mask::{Bits, Mask};
+    fn check<T: keel_kernels::gather::Value + PartialEq + core::fmt::Debug>(
+        src: &[T],
+        words: &[u64],
+        off: usize,
+        fill: T,
+    ) {
+        let n = src.len();
+        let bit = |i: usize| words[(i + off) / 64] >> ((i + off) % 64) & 1 == 1;
+        let want: Vec<T> = (0..n).filter(|&i| bit(i)).map(|i| src[i]).collect();
+        for k in Kernels::supported() {
+            let mut out = vec![fill; want.len() + 3];
+            let m = Mask::valid(Bits::with_offset(words, off));
+            let got = k.gather_masked(src, m, &mut out).unwrap();
+            assert_eq!(&out[..got], &want[..], "{} n {n} off {off}", k.level());
+            assert_eq!(&out[got..], &[fill; 3], "{} n {n} off {off}", k.level());
+            assert_eq!(k.take_masked(src, m).unwrap(), want, "{} take", k.level());
+        }
+    }
+    let mut r = Rng::new(11);
+    let lens: Vec<usize> = if cfg!(miri) {
+        vec![0, 63, 130]
+    } else {
+        (0..=300).step_by(7).chain([640, 4099]).collect()
+    };
+    for n in lens {
+        // 1 in 2, 1 in 8, about 1 in 64, and words all or nothing.
+        for density in 0..4 {
+            let words: Vec<u64> = (0..n.div_ceil(64) + 1)
+                .map(|_| match density {
+                    0 => r.next(),
+                    1 => r.next() & r.next() & r.next(),
+                    2 => (0..6).fold(!0, |w, _| w & r.next()),
+                    _ if r.next() & 1 == 0 => 0,
+                    _ => !0,
+                })
+                .collect();
+            for off in [0, 5] {
+                let v64: Vec<u64> = (0..n).map(|_| r.next()).collect();
+                check(&v64, &words, off, u64::MAX);
+                let f64s: Vec<f64> = v64.iter().map(|&x| x as f64).collect();
+                check(&f64s, &words, off, -1.5);
+                let v32: Vec<u32> = v64.iter().map(|&x| x as u32).collect();
+                check(&v32, &words, off, u32::MAX);
+                let i32s: Vec<i32> = v64.iter().map(|&x| x as i32).collect();
+                check(&i32s, &words, off, -1);
+                let v8: Vec<u8> = v64.iter().map(|&x| x as u8).collect();
+                check(&v8, &words, off, 0xAB);
+            }
+        }
+    }
 }
 
 /// A take large enough to ask for huge pages for its output (4 MiB and

@@ -8,7 +8,9 @@
 //! Sizes 4 Ki, 64 Ki, 1 Mi, 16 Mi and 128 Mi rows; contenders interleaved
 //! round by round; medians of GB/s of input read (values, plus validity
 //! bits where used); `select` (a bitmap to its set positions) counts the
-//! bitmap read. Ends with the goals, met or missed.
+//! bitmap read, `take-masked` (a column to the values a bitmap selects,
+//! arrow's `filter`; every contender allocates its output) the values and
+//! the bitmap. Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -165,6 +167,20 @@ mod plain {
     pub fn count(b: &[u64]) -> usize {
         b.iter().map(|w| w.count_ones() as usize).sum()
     }
+    /// The values at the set bits, in order, into a vector of their count
+    /// (the count taken first, as arrow's `filter` takes it).
+    #[inline(always)]
+    pub fn filter_rows(v: &[i64], b: &[u64]) -> Vec<i64> {
+        let mut out = Vec::with_capacity(count(b));
+        for (i, &w) in b.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                out.push(v[i * 64 + w.trailing_zeros() as usize]);
+                w &= w - 1;
+            }
+        }
+        out
+    }
     /// The set bits' positions, lowest first: a `tzcnt` loop a set bit.
     #[inline(always)]
     pub fn select(b: &[u64], out: &mut [u32]) -> usize {
@@ -231,6 +247,7 @@ wrappers! {
     between<T>(v: &[T], lo: T, hi: T, out: &mut [u64]) -> ();
     lt_and<T>(v: &[T], c: T, out: &mut [u64]) -> ();
     select<>(b: &[u64], out: &mut [u32]) -> usize;
+    filter_rows<>(v: &[i64], b: &[u64]) -> Vec<i64>;
 }
 
 /// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
@@ -651,6 +668,7 @@ fn main() -> std::process::ExitCode {
     run_type::<f64>(&mut ctx, &sizes, true, true);
     run_type::<i32>(&mut ctx, &sizes, false, true);
     run_select(&mut ctx, &sizes);
+    run_take_masked(&mut ctx, &sizes);
 
     let mut table = Vec::new();
     for r in &ctx.rows {
@@ -727,6 +745,52 @@ fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
                     o4.clear();
                     o4.extend(black_box(&bb).set_indices_u32());
                     black_box(o4.len());
+                },
+            );
+        }
+    }
+}
+
+/// An i64 column to the values a bitmap selects (`take_masked`, arrow's
+/// `filter`), 1 in 2, 4, 10 and 64 rows at random: GB/s of values and bitmap
+/// read. Every contender allocates a vector of the selected count per
+/// call, as arrow's `filter` does.
+fn run_take_masked(ctx: &mut Ctx<'_>, sizes: &[usize]) {
+    use keel_kernels::mask::{Bits, Selection};
+    let k = Kernels::current();
+    let max = *sizes.last().unwrap();
+    let values: Vec<i64> = rng(max, 13).map(|r| r as i64).collect();
+    for d in [2u64, 4, 10, 64] {
+        let kernel = format!("take-masked 1/{d}");
+        if !ctx.want(&kernel) {
+            continue;
+        }
+        let mut bits = rng(max, 17 + d);
+        let words: Vec<u64> = (0..max.div_ceil(64))
+            .map(|_| (0..64).fold(0u64, |w, b| w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b))
+            .collect();
+        for &n in sizes {
+            let b = &words[..n.div_ceil(64)];
+            let v = &values[..n];
+            let arr = PrimitiveArray::<Int64Type>::from(v.to_vec());
+            let pred = BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
+            ctx.group(
+                &kernel,
+                "i64",
+                n,
+                &[bytes_of(v), bytes_of(b)],
+                &mut || {
+                    let m = Selection::Bitmap(Bits::new(black_box(b)));
+                    black_box(k.take_masked(black_box(v), m).unwrap());
+                },
+                &mut || {
+                    black_box(plain::filter_rows(black_box(v), b));
+                },
+                &mut || {
+                    black_box(native::filter_rows(black_box(v), b));
+                },
+                &mut || {
+                    black_box(arrow_select::filter::filter(black_box(&arr), &pred).unwrap());
                 },
             );
         }

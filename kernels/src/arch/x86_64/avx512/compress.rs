@@ -1,10 +1,12 @@
 //! Register-form compresses (`vpcompressd`/`q`/`b`) and what is built on
 //! them: the AVX-512 leaves that turn a mask into packed lanes or positions
-//! (the HyperLogLog walks, `select`). The memory forms are microcoded on
+//! (the HyperLogLog walks, `select`, `gather_masked` over a bitmap). The memory forms are microcoded on
 //! Zen 4, so every compress here writes a register and a plain store
 //! follows. Under Miri, which models none of them, a lane-by-lane model.
 
+use crate::arch::mask::RowMask;
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 /// The lanes of `v` that `k` enables moved to the front, the rest zero
 /// (`vpcompressd`, register form: the memory form is microcoded on Zen 4).
@@ -13,7 +15,6 @@ use core::arch::x86_64::*;
 /// # Safety
 ///
 /// The CPU supports AVX-512 F.
-#[cfg(feature = "alloc")] // the HyperLogLog leaves
 #[inline(always)]
 pub(crate) unsafe fn compress16(k: u16, v: __m512i) -> __m512i {
     #[cfg(not(miri))]
@@ -52,7 +53,6 @@ fn compress_model<T: Copy + Default, const N: usize>(k: u64, a: [T; N]) -> [T; N
 /// # Safety
 ///
 /// The CPU supports AVX-512 F.
-#[cfg(feature = "alloc")] // the HyperLogLog leaves
 #[inline(always)]
 pub(crate) unsafe fn compress8(k: u8, v: __m512i) -> __m512i {
     #[cfg(not(miri))]
@@ -174,5 +174,140 @@ pub(crate) unsafe fn positions64_exact(w: u64, cnt: u32, off: u32, out: *mut u32
                 }
             }
         }
+    }
+}
+
+/// The word loop of the `compress_rows_*` leaves: the values of `src` at
+/// the rows `m` counts, in row order, to the front of `out`; returns how
+/// many (`gather_masked` over a bitmap). Per 64-row word: none counted,
+/// skipped; all, copied; otherwise `word(w, at, dst)` packs the rows of
+/// `w` from the word's first value `at` to `dst` and says how many.
+///
+/// # Safety
+///
+/// `out` has room for every row `m` counts among the `src.len()` rows;
+/// `word` reads only the rows `w` counts of the 64 at `at` and writes only
+/// its count of values at `dst`.
+#[inline(always)]
+unsafe fn rows_by_word<T: Copy>(
+    src: &[T],
+    m: RowMask<'_>,
+    out: &mut [MaybeUninit<T>],
+    word: impl Fn(u64, *const T, *mut T) -> usize,
+) -> usize {
+    let n = src.len();
+    let (s, o) = (src.as_ptr(), out.as_mut_ptr().cast::<T>());
+    let mut k = 0;
+    for b in 0..n.div_ceil(64) {
+        let w = m.word(b) & (!0u64 >> (64 - (n - b * 64).min(64)));
+        if w == 0 {
+            continue;
+        }
+        debug_assert!(k + w.count_ones() as usize <= out.len());
+        // SAFETY: the rows of word b counted in `w` are below n (the bits
+        // past n were cleared); a full word's 64 are in `src`; `out` has
+        // room for every counted row, so for this word's past the `k`
+        // written (the caller's contract, and `word`'s).
+        unsafe {
+            if w == !0 {
+                core::ptr::copy_nonoverlapping(s.add(b * 64), o.add(k), 64);
+                k += 64;
+            } else {
+                k += word(w, s.wrapping_add(b * 64), o.wrapping_add(k));
+            }
+        }
+    }
+    k
+}
+
+/// [`rows_by_word`] for 8-byte values: each 8 rows of a word loaded under
+/// their mask bits (rows not counted are not read), packed by one
+/// `vpcompressq` and stored masked to their count.
+///
+/// # Safety
+///
+/// The CPU supports AVX-512 F; `out` has room for every row `m` counts
+/// among the `src.len()` rows.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+pub(crate) unsafe fn compress_rows_w8(
+    src: &[u64],
+    m: RowMask<'_>,
+    out: &mut [MaybeUninit<u64>],
+) -> usize {
+    // SAFETY: the caller's contract; each step reads only the lanes its
+    // mask bits count (masked loads, addresses formed with wrapping_add)
+    // and writes its count of lanes, so a word writes its count.
+    unsafe {
+        rows_by_word(src, m, out, |w, at, dst| {
+            let mut k = 0;
+            for j in 0..8 {
+                let kb = (w >> (8 * j)) as u8;
+                let v = _mm512_maskz_loadu_epi64(kb, at.wrapping_add(8 * j).cast());
+                let c = kb.count_ones();
+                let lanes = ((1u16 << c) - 1) as u8;
+                _mm512_mask_storeu_epi64(dst.wrapping_add(k).cast(), lanes, compress8(kb, v));
+                k += c as usize;
+            }
+            k
+        })
+    }
+}
+
+/// As [`compress_rows_w8`] for 4-byte values: 16 rows a `vpcompressd`.
+///
+/// # Safety
+///
+/// As [`compress_rows_w8`].
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
+)]
+pub(crate) unsafe fn compress_rows_w4(
+    src: &[u32],
+    m: RowMask<'_>,
+    out: &mut [MaybeUninit<u32>],
+) -> usize {
+    // SAFETY: as in `compress_rows_w8`, 16 rows a step.
+    unsafe {
+        rows_by_word(src, m, out, |w, at, dst| {
+            let mut k = 0;
+            for j in 0..4 {
+                let kb = (w >> (16 * j)) as u16;
+                let v = _mm512_maskz_loadu_epi32(kb, at.wrapping_add(16 * j).cast());
+                let c = kb.count_ones();
+                let lanes = ((1u32 << c) - 1) as u16;
+                _mm512_mask_storeu_epi32(dst.wrapping_add(k).cast(), lanes, compress16(kb, v));
+                k += c as usize;
+            }
+            k
+        })
+    }
+}
+
+/// As [`compress_rows_w8`] for 1-byte values on a CPU with VBMI2: a
+/// word's 64 rows a `vpcompressb`.
+///
+/// # Safety
+///
+/// As [`compress_rows_w8`], and the CPU supports AVX-512 VBMI2.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt,avx512vbmi2"
+)]
+pub(crate) unsafe fn compress_rows_w1(
+    src: &[u8],
+    m: RowMask<'_>,
+    out: &mut [MaybeUninit<u8>],
+) -> usize {
+    // SAFETY: as in `compress_rows_w8`, the word's 64 rows at once (`w`
+    // is neither 0 nor all ones, so its count is below 64); VBMI2 is
+    // enabled here (the caller's contract).
+    unsafe {
+        rows_by_word(src, m, out, |w, at, dst| {
+            let c = w.count_ones();
+            let v = _mm512_maskz_loadu_epi8(w, at.cast());
+            _mm512_mask_storeu_epi8(dst.cast(), (1u64 << c) - 1, compress64(w, v));
+            c as usize
+        })
     }
 }
