@@ -136,6 +136,13 @@ impl Kernels {
             // `set` bits (checked above).
             return Ok(unsafe { a5::select_vbmi2(w, rows, out) });
         }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if self.level() == crate::cpu::Level::Avx2 && set * 16 >= rows {
+            // SAFETY: this handle's level is AVX2, so the CPU has it;
+            // `out[..set]` holds exactly the set bits among the first
+            // `rows` of `w`, which has `bitmap_words(rows)` words.
+            return Ok(unsafe { a2::select_lut(w, rows, &mut out[..set]) });
+        }
         Ok(crate::arch::dispatch!(
             self.level(),
             sc::select,

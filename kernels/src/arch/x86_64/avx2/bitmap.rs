@@ -1,7 +1,8 @@
 //! AVX2 bitmap kernels. and/or/and-not are plain loops compiled with AVX2
 //! (the compiler emits 256-bit `vpand`/`vpor`/`vpandn`); popcount uses the
-//! nibble-lookup method (`vpshufb` + `vpsadbw`); select is the scalar loop
-//! compiled with BMI1 (`tzcnt`, `blsr`).
+//! nibble-lookup method (`vpshufb` + `vpsadbw`); select looks up a byte's
+//! positions in a table where bitmaps count one row in 16 or more, else it
+//! is the scalar loop compiled with BMI1 (`tzcnt`, `blsr`).
 
 use crate::arch::scalar::bitmap as scalar;
 use core::arch::x86_64::*;
@@ -59,6 +60,76 @@ pub(crate) unsafe fn popcount(words: &[u64]) -> usize {
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn select(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
     scalar::select(words, rows, out)
+}
+
+/// For each byte value, the positions of its set bits, lowest first, one
+/// byte each (the rest zero): what [`select_lut`] widens.
+static POSITIONS8: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut v, mut k, mut i) = (0u64, 0, 0);
+        while i < 8 {
+            if b >> i & 1 == 1 {
+                v |= (i as u64) << (8 * k);
+                k += 1;
+            }
+            i += 1;
+        }
+        t[b] = v;
+        b += 1;
+    }
+    t
+};
+
+/// As the scalar twin, 8 rows at a time: each byte of a word looks up its
+/// set bits' positions ([`POSITIONS8`]), widened to eight 32-bit offsets
+/// and stored whole, the count advanced by the byte's popcount (so the
+/// lanes past it are overwritten by the next store). A word with no set
+/// bit is skipped; the words whose whole stores might reach past `out`
+/// (its last 64 slots) take the twin's loop.
+///
+/// # Safety
+/// The CPU supports AVX2 (and BMI1, POPCNT); `out.len()` is the number of
+/// set bits among the first `rows` of `words` (which has exactly
+/// `rows.div_ceil(64)` words).
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn select_lut(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
+    let (len, p) = (out.len(), out.as_mut_ptr());
+    let full = rows / 64;
+    let mut n = 0;
+    for (i, &w) in words[..full].iter().enumerate() {
+        if w == 0 {
+            continue;
+        }
+        let base = (i * 64) as u32;
+        if n + 64 > len {
+            n = scalar::select_word(w, base, out, n);
+            continue;
+        }
+        // SAFETY: AVX2 is enabled; byte j's store writes slots
+        // n..n + 8 with n below the word's start plus 56, so below its
+        // start plus 64 <= len (checked above).
+        unsafe {
+            let at = _mm256_set1_epi32(base as i32);
+            for j in 0..8 {
+                let byte = (w >> (8 * j)) as u8;
+                let pos = _mm_loadl_epi64(POSITIONS8.as_ptr().add(usize::from(byte)).cast());
+                let v = _mm256_add_epi32(_mm256_cvtepu8_epi32(pos), at);
+                let v = _mm256_add_epi32(v, _mm256_set1_epi32(8 * j));
+                _mm256_storeu_si256(p.add(n).cast(), v);
+                // (A slot for each byte from a prefix sum of the bytes'
+                // counts, so the stores need not wait on this chain, ran
+                // at 0.8 of this: the chain is one add a byte.)
+                n += byte.count_ones() as usize;
+            }
+        }
+    }
+    if !rows.is_multiple_of(64) {
+        let w = words[full] & ((1u64 << (rows % 64)) - 1);
+        n = scalar::select_word(w, (full * 64) as u32, out, n);
+    }
+    n
 }
 
 /// Rows among the first `rows` that `m` counts: one word-aligned bitmap
