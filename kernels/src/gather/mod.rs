@@ -181,7 +181,8 @@ pub fn take<T: Value, I: Index>(src: &[T], idx: &[I]) -> Result<alloc::vec::Vec<
 /// counted, or the mask is bad. Over bitmaps counting one row in three or
 /// more, the AVX-512 level packs 8-byte values 8 rows a `vpcompressq`,
 /// 4-byte values 16 a `vpcompressd` and, with VBMI2, bytes 64 a
-/// `vpcompressb`; sparser bitmaps take a `tzcnt` loop a counted row. On
+/// `vpcompressb`; the AVX2 level packs 8- and 4-byte values with a table
+/// of `vpermd` indices; sparser bitmaps take a `tzcnt` loop a counted row. On
 /// Zen 4, i64 at 1 in 2 rows, 1.9-2.8x a `tzcnt` loop up to 1 Mi rows
 /// (`bench/results/2026-12-06-kernels-take-masked-zen4.md`).
 ///
@@ -365,8 +366,8 @@ impl Kernels {
     /// The rows of `src` that `m` counts, in order, to the front of `out`,
     /// which holds exactly as many slots (the caller counted them); returns
     /// how many were written (all of them). Over bitmaps counting one row
-    /// in three or more, the AVX-512 level compresses; otherwise a `tzcnt`
-    /// loop a counted row.
+    /// in three or more, the AVX-512 level compresses and the AVX2 level
+    /// permutes; otherwise a `tzcnt` loop a counted row.
     fn compact_bits<T: Value>(
         self,
         src: &[T],
@@ -398,6 +399,23 @@ impl Kernels {
             };
             if let Some(k) = got {
                 debug_assert_eq!(k, count);
+                return k;
+            }
+        }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if self.level() == crate::cpu::Level::Avx2 && out.len() * 3 >= n {
+            use crate::arch::scalar::gather::{Dst, Src};
+            use crate::arch::x86_64::avx2::bitmap as a2;
+            let got = match (T::src(src), T::dst_uninit(out)) {
+                // SAFETY: this handle's level is AVX2, so the CPU has it;
+                // `out`'s length is the number of rows the mask counts
+                // among the `n` rows of `src` (the caller counted them).
+                (Src::W8(s), Dst::W8(d)) => Some(unsafe { a2::compress_rows_w8(s, m, d) }),
+                // SAFETY: as above.
+                (Src::W4(s), Dst::W4(d)) => Some(unsafe { a2::compress_rows_w4(s, m, d) }),
+                _ => None,
+            };
+            if let Some(k) = got {
                 return k;
             }
         }

@@ -2,7 +2,8 @@
 //! (the compiler emits 256-bit `vpand`/`vpor`/`vpandn`); popcount uses the
 //! nibble-lookup method (`vpshufb` + `vpsadbw`); select looks up a byte's
 //! positions in a table where bitmaps count one row in 16 or more, else it
-//! is the scalar loop compiled with BMI1 (`tzcnt`, `blsr`).
+//! is the scalar loop compiled with BMI1 (`tzcnt`, `blsr`); the same table
+//! gives `gather_masked`'s leaves their `vpermd` indices.
 
 use crate::arch::scalar::bitmap as scalar;
 use core::arch::x86_64::*;
@@ -146,4 +147,136 @@ pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) 
         return scalar::count_words(w, rows, |full| unsafe { popcount(full) });
     }
     scalar::count_mask(m, rows)
+}
+
+/// For each 4-bit mask, the `vpermd` indices that move its set 64-bit
+/// lanes (each two 32-bit halves) to the front, in order: what
+/// [`compress_rows_w8`] permutes by.
+static PACK4X64: [[u32; 8]; 16] = {
+    let mut t = [[0u32; 8]; 16];
+    let mut b = 0;
+    while b < 16 {
+        let (mut k, mut i) = (0, 0);
+        while i < 4 {
+            if b >> i & 1 == 1 {
+                t[b][2 * k] = 2 * i as u32;
+                t[b][2 * k + 1] = 2 * i as u32 + 1;
+                k += 1;
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The word loop of the `compress_rows_*` leaves (`gather_masked` over a
+/// bitmap, as the AVX-512 leaves of that name): the values of `src` at the
+/// rows `m` counts, in row order, to `out`, whose length is their count.
+/// A word with none counted is skipped, a full one copied; `word(w, at,
+/// dst)` packs a word's rows with whole-vector stores (lanes past its
+/// count garbage, overwritten by the next store) where they cannot reach
+/// past `out` (its last 64 slots take a `tzcnt` loop, as does the last
+/// partial word).
+///
+/// # Safety
+///
+/// `out.len()` is the number of rows `m` counts among the `src.len()`
+/// rows; `word` reads the 64 values at `at` and writes at most 64 slots
+/// from `dst`, the first of them its count of packed values.
+#[inline(always)]
+unsafe fn rows_by_word<T: Copy>(
+    src: &[T],
+    m: crate::arch::mask::RowMask<'_>,
+    out: &mut [core::mem::MaybeUninit<T>],
+    word: impl Fn(u64, *const T, *mut T) -> usize,
+) -> usize {
+    let (n, len) = (src.len(), out.len());
+    let o = out.as_mut_ptr().cast::<T>();
+    let mut k = 0;
+    for b in 0..n.div_ceil(64) {
+        let mut w = m.word(b) & (!0u64 >> (64 - (n - b * 64).min(64)));
+        if w == 0 {
+            continue;
+        }
+        if w == !0 {
+            for (d, &v) in out[k..k + 64].iter_mut().zip(&src[b * 64..b * 64 + 64]) {
+                d.write(v);
+            }
+            k += 64;
+        } else if (b + 1) * 64 <= n && k + 64 <= len {
+            // SAFETY: the word's 64 values are in `src` ((b + 1) * 64 <= n)
+            // and the 64 slots from `k` in `out`; `word` writes no more.
+            k += unsafe { word(w, src.as_ptr().add(b * 64), o.add(k)) };
+        } else {
+            while w != 0 {
+                out[k].write(src[b * 64 + w.trailing_zeros() as usize]);
+                k += 1;
+                w &= w - 1;
+            }
+        }
+    }
+    k
+}
+
+/// [`rows_by_word`] for 8-byte values: each 4 rows of a word loaded
+/// whole, their counted lanes moved to the front by one `vpermd`
+/// ([`PACK4X64`]) and stored whole.
+///
+/// # Safety
+///
+/// The CPU supports AVX2; `out.len()` is the number of rows `m` counts
+/// among the `src.len()` rows.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn compress_rows_w8(
+    src: &[u64],
+    m: crate::arch::mask::RowMask<'_>,
+    out: &mut [core::mem::MaybeUninit<u64>],
+) -> usize {
+    // SAFETY: the caller's contract; a word's 16 steps read its 64 values,
+    // and step j stores 4 lanes at `k <= 4 * j`, inside the word's 64
+    // slots (`rows_by_word` checked they are in `out`).
+    unsafe {
+        rows_by_word(src, m, out, |w, at, dst| {
+            let mut k = 0;
+            for j in 0..16 {
+                let nib = (w >> (4 * j)) as usize & 15;
+                let v = _mm256_loadu_si256(at.add(4 * j).cast());
+                let idx = _mm256_loadu_si256(PACK4X64[nib].as_ptr().cast());
+                _mm256_storeu_si256(dst.add(k).cast(), _mm256_permutevar8x32_epi32(v, idx));
+                k += (nib as u32).count_ones() as usize;
+            }
+            k
+        })
+    }
+}
+
+/// As [`compress_rows_w8`] for 4-byte values: each 8 rows moved by one
+/// `vpermd` whose indices are the byte's set positions ([`POSITIONS8`]).
+///
+/// # Safety
+///
+/// As [`compress_rows_w8`].
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn compress_rows_w4(
+    src: &[u32],
+    m: crate::arch::mask::RowMask<'_>,
+    out: &mut [core::mem::MaybeUninit<u32>],
+) -> usize {
+    // SAFETY: as in `compress_rows_w8`: step j stores 8 lanes at
+    // `k <= 8 * j`.
+    unsafe {
+        rows_by_word(src, m, out, |w, at, dst| {
+            let mut k = 0;
+            for j in 0..8 {
+                let byte = (w >> (8 * j)) as u8;
+                let v = _mm256_loadu_si256(at.add(8 * j).cast());
+                let pos = _mm_loadl_epi64(POSITIONS8.as_ptr().add(usize::from(byte)).cast());
+                let idx = _mm256_cvtepu8_epi32(pos);
+                _mm256_storeu_si256(dst.add(k).cast(), _mm256_permutevar8x32_epi32(v, idx));
+                k += byte.count_ones() as usize;
+            }
+            k
+        })
+    }
 }
