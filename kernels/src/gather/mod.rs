@@ -375,47 +375,39 @@ impl Kernels {
         out: &mut [MaybeUninit<T>],
     ) -> usize {
         let n = src.len();
-        // A compress a few rows costs about what a `tzcnt` loop's
-        // iteration does: level with it at 1 in 4 rows counted, 2x at 1 in
-        // 2, behind below 1 in 4.
+        // A compress (or a permute) a few rows costs about what a `tzcnt`
+        // loop's iteration does: level with it at 1 in 4 rows counted, 2x
+        // at 1 in 2, behind below 1 in 4.
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if self.level() == crate::cpu::Level::Avx512 && out.len() * 3 >= n {
+        if matches!(
+            self.level(),
+            crate::cpu::Level::Avx2 | crate::cpu::Level::Avx512
+        ) && out.len() * 3 >= n
+        {
             use crate::arch::scalar::gather::{Dst, Src};
+            use crate::arch::x86_64::{avx2::bitmap as x2, avx512::compress as x5};
+            let wide = self.level() == crate::cpu::Level::Avx512;
             let count = out.len();
-            use crate::arch::x86_64::avx512::compress as a5;
             let got = match (T::src(src), T::dst_uninit(out)) {
-                // SAFETY: this handle's level is AVX-512, so the CPU has it
-                // (and VBMI2 where `cpu::vbmi2` says so); `out` has room
-                // for the `count` rows the mask counts among the `n` rows
-                // of `src`.
-                (Src::W8(s), Dst::W8(d)) => Some(unsafe { a5::compress_rows_w8(s, m, d) }),
-                // SAFETY: as above.
-                (Src::W4(s), Dst::W4(d)) => Some(unsafe { a5::compress_rows_w4(s, m, d) }),
-                (Src::W1(s), Dst::W1(d)) if crate::cpu::vbmi2() => {
-                    // SAFETY: as above, and VBMI2.
-                    Some(unsafe { a5::compress_rows_w1(s, m, d) })
+                // SAFETY: this handle's level is AVX-512 (`wide`), so the
+                // CPU has it; `out`'s length is the number of rows the mask
+                // counts among the `n` rows of `src`.
+                (Src::W8(s), Dst::W8(d)) if wide => Some(unsafe { x5::compress_rows_w8(s, m, d) }),
+                // SAFETY: as above, the level AVX2.
+                (Src::W8(s), Dst::W8(d)) => Some(unsafe { x2::compress_rows_w8(s, m, d) }),
+                // SAFETY: as above, AVX-512.
+                (Src::W4(s), Dst::W4(d)) if wide => Some(unsafe { x5::compress_rows_w4(s, m, d) }),
+                // SAFETY: as above, AVX2.
+                (Src::W4(s), Dst::W4(d)) => Some(unsafe { x2::compress_rows_w4(s, m, d) }),
+                (Src::W1(s), Dst::W1(d)) if wide && crate::cpu::vbmi2() => {
+                    // SAFETY: as above, AVX-512, and VBMI2 as `cpu::vbmi2`
+                    // says.
+                    Some(unsafe { x5::compress_rows_w1(s, m, d) })
                 }
                 _ => None,
             };
             if let Some(k) = got {
                 debug_assert_eq!(k, count);
-                return k;
-            }
-        }
-        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if self.level() == crate::cpu::Level::Avx2 && out.len() * 3 >= n {
-            use crate::arch::scalar::gather::{Dst, Src};
-            use crate::arch::x86_64::avx2::bitmap as a2;
-            let got = match (T::src(src), T::dst_uninit(out)) {
-                // SAFETY: this handle's level is AVX2, so the CPU has it;
-                // `out`'s length is the number of rows the mask counts
-                // among the `n` rows of `src` (the caller counted them).
-                (Src::W8(s), Dst::W8(d)) => Some(unsafe { a2::compress_rows_w8(s, m, d) }),
-                // SAFETY: as above.
-                (Src::W4(s), Dst::W4(d)) => Some(unsafe { a2::compress_rows_w4(s, m, d) }),
-                _ => None,
-            };
-            if let Some(k) = got {
                 return k;
             }
         }

@@ -45,3 +45,52 @@ pub(crate) fn prefetch_from(p: *const u8, bytes: usize) {
         off += 64;
     }
 }
+
+/// The word loop of the AVX2 and AVX-512 `compress_rows_*` leaves
+/// (`gather_masked` over a bitmap): the values of `src` at the rows `m`
+/// counts, in row order, to `out`, whose length is their count.
+/// A word with none counted is skipped, a full one copied; `word(w, at,
+/// dst)` packs a word's rows with whole-vector stores (lanes past its
+/// count garbage, overwritten by the next store) where they cannot reach
+/// past `out` (its last 64 slots take a `tzcnt` loop, as does the last
+/// partial word).
+///
+/// # Safety
+///
+/// `out.len()` is the number of rows `m` counts among the `src.len()`
+/// rows; `word` reads the 64 values at `at` and writes at most 64 slots
+/// from `dst`, the first of them its count of packed values.
+#[inline(always)]
+pub(crate) unsafe fn rows_by_word<T: Copy>(
+    src: &[T],
+    m: crate::arch::mask::RowMask<'_>,
+    out: &mut [core::mem::MaybeUninit<T>],
+    word: impl Fn(u64, *const T, *mut T) -> usize,
+) -> usize {
+    let (n, len) = (src.len(), out.len());
+    let o = out.as_mut_ptr().cast::<T>();
+    let mut k = 0;
+    for b in 0..n.div_ceil(64) {
+        let mut w = m.word(b) & (!0u64 >> (64 - (n - b * 64).min(64)));
+        if w == 0 {
+            continue;
+        }
+        if w == !0 {
+            for (d, &v) in out[k..k + 64].iter_mut().zip(&src[b * 64..b * 64 + 64]) {
+                d.write(v);
+            }
+            k += 64;
+        } else if (b + 1) * 64 <= n && k + 64 <= len {
+            // SAFETY: the word's 64 values are in `src` ((b + 1) * 64 <= n)
+            // and the 64 slots from `k` in `out`; `word` writes no more.
+            k += unsafe { word(w, src.as_ptr().add(b * 64), o.add(k)) };
+        } else {
+            while w != 0 {
+                out[k].write(src[b * 64 + w.trailing_zeros() as usize]);
+                k += 1;
+                w &= w - 1;
+            }
+        }
+    }
+    k
+}

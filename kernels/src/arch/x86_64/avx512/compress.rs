@@ -177,57 +177,14 @@ pub(crate) unsafe fn positions64_exact(w: u64, cnt: u32, off: u32, out: *mut u32
     }
 }
 
-/// The word loop of the `compress_rows_*` leaves: the values of `src` at
-/// the rows `m` counts, in row order, to the front of `out`; returns how
-/// many (`gather_masked` over a bitmap). Per 64-row word: none counted,
-/// skipped; all, copied; otherwise `word(w, at, dst)` packs the rows of
-/// `w` from the word's first value `at` to `dst` and says how many.
+/// [`rows_by_word`](super::super::rows_by_word) for 8-byte values: each 8
+/// rows of a word loaded under their mask bits, packed by one `vpcompressq`
+/// and stored masked to their count (so a word writes its count, no more).
 ///
 /// # Safety
 ///
-/// `out` has room for every row `m` counts among the `src.len()` rows;
-/// `word` reads only the rows `w` counts of the 64 at `at` and writes only
-/// its count of values at `dst`.
-#[inline(always)]
-unsafe fn rows_by_word<T: Copy>(
-    src: &[T],
-    m: RowMask<'_>,
-    out: &mut [MaybeUninit<T>],
-    word: impl Fn(u64, *const T, *mut T) -> usize,
-) -> usize {
-    let n = src.len();
-    let (s, o) = (src.as_ptr(), out.as_mut_ptr().cast::<T>());
-    let mut k = 0;
-    for b in 0..n.div_ceil(64) {
-        let w = m.word(b) & (!0u64 >> (64 - (n - b * 64).min(64)));
-        if w == 0 {
-            continue;
-        }
-        debug_assert!(k + w.count_ones() as usize <= out.len());
-        // SAFETY: the rows of word b counted in `w` are below n (the bits
-        // past n were cleared); a full word's 64 are in `src`; `out` has
-        // room for every counted row, so for this word's past the `k`
-        // written (the caller's contract, and `word`'s).
-        unsafe {
-            if w == !0 {
-                core::ptr::copy_nonoverlapping(s.add(b * 64), o.add(k), 64);
-                k += 64;
-            } else {
-                k += word(w, s.wrapping_add(b * 64), o.wrapping_add(k));
-            }
-        }
-    }
-    k
-}
-
-/// [`rows_by_word`] for 8-byte values: each 8 rows of a word loaded under
-/// their mask bits (rows not counted are not read), packed by one
-/// `vpcompressq` and stored masked to their count.
-///
-/// # Safety
-///
-/// The CPU supports AVX-512 F; `out` has room for every row `m` counts
-/// among the `src.len()` rows.
+/// The CPU supports AVX-512 F; `out.len()` is the number of rows `m`
+/// counts among the `src.len()` rows.
 #[target_feature(
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt"
 )]
@@ -236,11 +193,10 @@ pub(crate) unsafe fn compress_rows_w8(
     m: RowMask<'_>,
     out: &mut [MaybeUninit<u64>],
 ) -> usize {
-    // SAFETY: the caller's contract; each step reads only the lanes its
-    // mask bits count (masked loads, addresses formed with wrapping_add)
-    // and writes its count of lanes, so a word writes its count.
+    // SAFETY: the caller's contract; each step reads lanes of the word's
+    // 64 values and writes its count of lanes, so a word writes its count.
     unsafe {
-        rows_by_word(src, m, out, |w, at, dst| {
+        super::super::rows_by_word(src, m, out, |w, at, dst| {
             let mut k = 0;
             for j in 0..8 {
                 let kb = (w >> (8 * j)) as u8;
@@ -270,7 +226,7 @@ pub(crate) unsafe fn compress_rows_w4(
 ) -> usize {
     // SAFETY: as in `compress_rows_w8`, 16 rows a step.
     unsafe {
-        rows_by_word(src, m, out, |w, at, dst| {
+        super::super::rows_by_word(src, m, out, |w, at, dst| {
             let mut k = 0;
             for j in 0..4 {
                 let kb = (w >> (16 * j)) as u16;
@@ -300,10 +256,10 @@ pub(crate) unsafe fn compress_rows_w1(
     out: &mut [MaybeUninit<u8>],
 ) -> usize {
     // SAFETY: as in `compress_rows_w8`, the word's 64 rows at once (`w`
-    // is neither 0 nor all ones, so its count is below 64); VBMI2 is
-    // enabled here (the caller's contract).
+    // is neither 0 nor all ones, so its count is below 64 and the store
+    // mask is exact); VBMI2 is enabled here (the caller's contract).
     unsafe {
-        rows_by_word(src, m, out, |w, at, dst| {
+        super::super::rows_by_word(src, m, out, |w, at, dst| {
             let c = w.count_ones();
             let v = _mm512_maskz_loadu_epi8(w, at.cast());
             _mm512_mask_storeu_epi8(dst.cast(), (1u64 << c) - 1, compress64(w, v));
