@@ -37,10 +37,13 @@ use crate::cpu::Level;
 use crate::hash::{as_u64, hash_u64};
 use crate::mask::{Mask, Resolved};
 use crate::{Error, Kernels};
+use core::mem::MaybeUninit;
 
-/// Keys staged per hash of a masked add: 1024 keys, 8 KiB on the stack,
-/// four of the leaves' 256-key blocks.
-const STAGE: usize = 1024;
+/// Keys staged per hash of a masked add (the AVX2 level's bitmaps, and
+/// selection vectors): 4096 keys, 32 KiB on the stack, sixteen of the
+/// leaves' 256-key blocks. At the AVX2 level 0.88-0.91 of the time with
+/// 1024 (`bench/results/2026-12-06-kernels-take-masked-zen4.md`).
+const STAGE: usize = 4096;
 
 /// Smallest supported precision.
 pub const MIN_PRECISION: u8 = 4;
@@ -443,27 +446,26 @@ impl Kernels {
                 crate::arch::scalar::hll::add_u64_masked(&mut sketch.registers, p, seed, keys, m);
             }
             Resolved::Bits(m) => {
-                for b in 0..n.div_ceil(64) {
-                    let rows = (n - b * 64).min(64);
-                    let mut w = m.word(b) & (!0u64 >> (64 - rows));
-                    if w == !0 {
-                        if fill + 64 > STAGE {
-                            flush(&buf[..fill], sketch);
-                            fill = 0;
-                        }
-                        buf[fill..fill + 64].copy_from_slice(&keys[b * 64..b * 64 + 64]);
-                        fill += 64;
-                        continue;
+                // Each STAGE rows' counted keys packed onto the stage as
+                // `gather_masked` packs them (at this level a permute a few
+                // rows over a mask counting one row in three or more, else
+                // a `tzcnt` loop), the stage hashed when the next would
+                // not fit.
+                for c in (0..n).step_by(STAGE) {
+                    let len = (n - c).min(STAGE);
+                    let sub = m.skip(c);
+                    let cnt = self.count_bits(sub, len);
+                    if fill + cnt > STAGE {
+                        flush(&buf[..fill], sketch);
+                        fill = 0;
                     }
-                    while w != 0 {
-                        if fill == STAGE {
-                            flush(&buf, sketch);
-                            fill = 0;
-                        }
-                        buf[fill] = keys[b * 64 + w.trailing_zeros() as usize];
-                        fill += 1;
-                        w &= w - 1;
-                    }
+                    let dst = &mut buf[fill..fill + cnt];
+                    // SAFETY: `compact_bits` writes only keys (no
+                    // uninitialised bytes) into the view.
+                    let view = unsafe { &mut *(dst as *mut [u64] as *mut [MaybeUninit<u64>]) };
+                    let k = self.compact_bits(&keys[c..c + len], sub, view);
+                    debug_assert_eq!(k, cnt);
+                    fill += cnt;
                 }
                 flush(&buf[..fill], sketch);
             }

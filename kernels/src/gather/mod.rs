@@ -368,7 +368,7 @@ impl Kernels {
     /// how many were written (all of them). Over bitmaps counting one row
     /// in three or more, the AVX-512 level compresses and the AVX2 level
     /// permutes; otherwise a `tzcnt` loop a counted row.
-    fn compact_bits<T: Value>(
+    pub(crate) fn compact_bits<T: Value>(
         self,
         src: &[T],
         m: RowMask<'_>,
