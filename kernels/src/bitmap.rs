@@ -136,11 +136,17 @@ impl Kernels {
             // `set` bits (checked above).
             return Ok(unsafe { a5::select_vbmi2(w, rows, out) });
         }
+        // The AVX2 table form also serves AVX-512 CPUs without VBMI2
+        // (Skylake-SP, Cascade Lake).
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if self.level() == crate::cpu::Level::Avx2 && set * 16 >= rows {
-            // SAFETY: this handle's level is AVX2, so the CPU has it;
-            // `out[..set]` holds exactly the set bits among the first
-            // `rows` of `w`, which has `bitmap_words(rows)` words.
+        if matches!(
+            self.level(),
+            crate::cpu::Level::Avx2 | crate::cpu::Level::Avx512
+        ) && set * 16 >= rows
+        {
+            // SAFETY: this handle's level is AVX2 or AVX-512, so the CPU
+            // has AVX2; `out[..set]` holds exactly the set bits among the
+            // first `rows` of `w`, which has `bitmap_words(rows)` words.
             return Ok(unsafe { a2::select_lut(w, rows, &mut out[..set]) });
         }
         Ok(crate::arch::dispatch!(

@@ -1,8 +1,8 @@
 //! AVX-512 bitmap kernels. and/or/and-not are plain loops compiled with
 //! AVX-512 (512-bit `vpandq`/`vporq`/`vpandnq`); popcount is `vpopcntq`
 //! (VPOPCNTDQ) over plain loads, with a masked load for the tail; select is
-//! a byte compress a word on CPUs with VBMI2, else the scalar loop compiled
-//! with BMI (`tzcnt`, `blsr`).
+//! a byte compress a word on CPUs with VBMI2, else the AVX2 level's table
+//! form or the scalar loop compiled with BMI (`tzcnt`, `blsr`).
 
 use super::compress::positions64_exact;
 use crate::arch::scalar::bitmap as scalar;
