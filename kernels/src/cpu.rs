@@ -345,7 +345,8 @@ pub(crate) fn sums_vnni() -> bool {
 /// Whether the CPU has AVX-512 VBMI2, so the AVX-512 level takes a 64-row
 /// word's set positions with one byte compress (`vpcompressb`): in
 /// `select_into` (`arch::x86_64::avx512::bitmap::select_vbmi2`), where the
-/// level otherwise loops once per set bit, and in the masked HyperLogLog
+/// level otherwise takes the AVX2 level's table form or loops once per set
+/// bit, and in the masked HyperLogLog
 /// add's walk (`arch::x86_64::avx512::hll::add_u64_masked_vbmi2`), which
 /// otherwise takes four 16-row compresses, or a `tzcnt` loop for a word of
 /// a few rows. On Zen 4 (family 25 model 17) it cut the masked add's time
