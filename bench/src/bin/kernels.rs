@@ -17,7 +17,7 @@
 //! # quicker: --max-log2 20 --rounds 5 ; one kernel: --only sum
 //! ```
 
-use arrow_array::types::{Float64Type, Int32Type, Int64Type};
+use arrow_array::types::{Float64Type, Int32Type, Int64Type, UInt8Type};
 use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 use keel_bench::{Contender, black_box, bytes_of, cli, help, interleave, print_table, read_pass};
@@ -86,6 +86,12 @@ mod plain {
             self + o
         }
         const ZERO: f64 = 0.0;
+    }
+    impl Num for u8 {
+        fn add(self, o: u8) -> u8 {
+            self.wrapping_add(o)
+        }
+        const ZERO: u8 = 0;
     }
 
     #[inline(always)]
@@ -170,7 +176,7 @@ mod plain {
     /// The values at the set bits, in order, into a vector of their count
     /// (the count taken first, as arrow's `filter` takes it).
     #[inline(always)]
-    pub fn filter_rows(v: &[i64], b: &[u64]) -> Vec<i64> {
+    pub fn filter_rows<T: Num>(v: &[T], b: &[u64]) -> Vec<T> {
         let mut out = Vec::with_capacity(count(b));
         for (i, &w) in b.iter().enumerate() {
             let mut w = w;
@@ -247,7 +253,7 @@ wrappers! {
     between<T>(v: &[T], lo: T, hi: T, out: &mut [u64]) -> ();
     lt_and<T>(v: &[T], c: T, out: &mut [u64]) -> ();
     select<>(b: &[u64], out: &mut [u32]) -> usize;
-    filter_rows<>(v: &[i64], b: &[u64]) -> Vec<i64>;
+    filter_rows<T>(v: &[T], b: &[u64]) -> Vec<T>;
 }
 
 /// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
@@ -751,15 +757,28 @@ fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
     }
 }
 
-/// An i64 column to the values a bitmap selects (`take_masked`, arrow's
-/// `filter`), 1 in 2, 4, 10 and 64 rows at random: GB/s of values and bitmap
+/// An i64 and a u8 column to the values a bitmap selects (`take_masked`,
+/// arrow's `filter`), 1 in 2, 4, 10 and 64 rows at random: GB/s of values and bitmap
 /// read. Every contender allocates a vector of the selected count per
 /// call, as arrow's `filter` does.
 fn run_take_masked(ctx: &mut Ctx<'_>, sizes: &[usize]) {
+    take_masked_typed::<Int64Type>(ctx, sizes, "i64", |r| r as i64);
+    take_masked_typed::<UInt8Type>(ctx, sizes, "u8", |r| r as u8);
+}
+
+/// [`run_take_masked`] for one value type.
+fn take_masked_typed<A: ArrowPrimitiveType>(
+    ctx: &mut Ctx<'_>,
+    sizes: &[usize],
+    ty: &'static str,
+    make: fn(u64) -> A::Native,
+) where
+    A::Native: plain::Num + keel_kernels::gather::Value,
+{
     use keel_kernels::mask::{Bits, Selection};
     let k = Kernels::current();
     let max = *sizes.last().unwrap();
-    let values: Vec<i64> = rng(max, 13).map(|r| r as i64).collect();
+    let values: Vec<A::Native> = rng(max, 13).map(make).collect();
     for d in [2u64, 4, 10, 64] {
         let kernel = format!("take-masked 1/{d}");
         if !ctx.want(&kernel) {
@@ -772,11 +791,11 @@ fn run_take_masked(ctx: &mut Ctx<'_>, sizes: &[usize]) {
         for &n in sizes {
             let b = &words[..n.div_ceil(64)];
             let v = &values[..n];
-            let arr = PrimitiveArray::<Int64Type>::from(v.to_vec());
+            let arr = PrimitiveArray::<A>::new(ScalarBuffer::from(v.to_vec()), None);
             let pred = BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
             ctx.group(
                 &kernel,
-                "i64",
+                ty,
                 n,
                 &[bytes_of(v), bytes_of(b)],
                 &mut || {

@@ -179,10 +179,11 @@ pub fn take<T: Value, I: Index>(src: &[T], idx: &[I]) -> Result<alloc::vec::Vec<
 /// filter's compaction with a selection bitmap (arrow's `filter`), a take
 /// with a selection vector. Errors if `out` has less room than the rows
 /// counted, or the mask is bad. Over bitmaps counting one row in three or
-/// more, the AVX-512 level packs 8-byte values 8 rows a `vpcompressq`,
+/// more (bytes: one in 16), the AVX-512 level packs 8-byte values 8 rows a `vpcompressq`,
 /// 4-byte values 16 a `vpcompressd` and, with VBMI2, bytes 64 a
 /// `vpcompressb`; the AVX2 level packs 8- and 4-byte values with a table
-/// of `vpermd` indices; sparser bitmaps take a `tzcnt` loop a counted row. On
+/// of `vpermd` indices and bytes with `pshufb` (as does AVX-512 without
+/// VBMI2); sparser bitmaps take a `tzcnt` loop a counted row. On
 /// Zen 4, i64 at 1 in 2 rows, 1.9-2.8x a `tzcnt` loop up to 1 Mi rows
 /// (`bench/results/2026-12-06-kernels-take-masked-zen4.md`).
 ///
@@ -366,8 +367,8 @@ impl Kernels {
     /// The rows of `src` that `m` counts, in order, to the front of `out`,
     /// which holds exactly as many slots (the caller counted them); returns
     /// how many were written (all of them). Over bitmaps counting one row
-    /// in three or more, the AVX-512 level compresses and the AVX2 level
-    /// permutes; otherwise a `tzcnt` loop a counted row.
+    /// in three or more (bytes: one in 16), the AVX-512 level compresses
+    /// and the AVX2 level permutes; otherwise a `tzcnt` loop a counted row.
     pub(crate) fn compact_bits<T: Value>(
         self,
         src: &[T],
@@ -382,13 +383,17 @@ impl Kernels {
         if matches!(
             self.level(),
             crate::cpu::Level::Avx2 | crate::cpu::Level::Avx512
-        ) && out.len() * 3 >= n
+        ) && out.len() * 16 >= n
         {
             use crate::arch::scalar::gather::{Dst, Src};
             use crate::arch::x86_64::{avx2::bitmap as x2, avx512::compress as x5};
             let wide = self.level() == crate::cpu::Level::Avx512;
             let count = out.len();
+            // Bytes pack 8 or 64 rows an instruction, cheap from one row
+            // in 16; 4- and 8-byte values from one in 3.
+            let dense = count * 3 >= n;
             let got = match (T::src(src), T::dst_uninit(out)) {
+                (Src::W8(_), _) | (Src::W4(_), _) if !dense => None,
                 // SAFETY: this handle's level is AVX-512 (`wide`), so the
                 // CPU has it; `out`'s length is the number of rows the mask
                 // counts among the `n` rows of `src`.
@@ -404,6 +409,9 @@ impl Kernels {
                     // says.
                     Some(unsafe { x5::compress_rows_w1(s, m, d) })
                 }
+                // SAFETY: as above, AVX2 (or AVX-512, which has it).
+                (Src::W1(s), Dst::W1(d)) => Some(unsafe { x2::compress_rows_w1(s, m, d) }),
+                // A value's source and output have one width.
                 _ => None,
             };
             if let Some(k) = got {

@@ -232,3 +232,33 @@ pub(crate) unsafe fn compress_rows_w4(
         })
     }
 }
+
+/// As [`compress_rows_w8`] for 1-byte values: each 8 rows moved by one
+/// `pshufb` whose indices are the byte's set positions ([`POSITIONS8`]),
+/// stored as 8 bytes.
+///
+/// # Safety
+///
+/// As [`compress_rows_w8`].
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn compress_rows_w1(
+    src: &[u8],
+    m: crate::arch::mask::RowMask<'_>,
+    out: &mut [core::mem::MaybeUninit<u8>],
+) -> usize {
+    // SAFETY: as in `compress_rows_w8`: step j reads the word's 8 values
+    // at 8 * j and stores 8 bytes at `k <= 8 * j`.
+    unsafe {
+        super::super::rows_by_word(src, m, out, |w, at, dst| {
+            let mut k = 0;
+            for j in 0..8 {
+                let byte = (w >> (8 * j)) as u8;
+                let v = _mm_loadl_epi64(at.add(8 * j).cast());
+                let idx = _mm_loadl_epi64(POSITIONS8.as_ptr().add(usize::from(byte)).cast());
+                _mm_storel_epi64(dst.add(k).cast(), _mm_shuffle_epi8(v, idx));
+                k += byte.count_ones() as usize;
+            }
+            k
+        })
+    }
+}
