@@ -95,9 +95,19 @@ fn check<T: Bits, I: Index + Copy>(input: &GatherInput, idx: &[I], raw: &[u64]) 
         let mut out = vec![fill; want_m.len() + 2];
         let got = k.gather_masked(&src[..covered], sel, &mut out);
         assert_eq!(got, Ok(want_m.len()), "{} gather_masked", k.level());
-        assert!(same(&out[..want_m.len()], &want_m), "{} gather_masked", k.level());
-        assert!(same(&out[want_m.len()..], &[fill; 2]), "{} wrote past", k.level());
-        let took = k.take_masked(&src[..covered], sel).expect("a covering bitmap");
+        assert!(
+            same(&out[..want_m.len()], &want_m),
+            "{} gather_masked",
+            k.level()
+        );
+        assert!(
+            same(&out[want_m.len()..], &[fill; 2]),
+            "{} wrote past",
+            k.level()
+        );
+        let took = k
+            .take_masked(&src[..covered], sel)
+            .expect("a covering bitmap");
         assert!(same(&took, &want_m), "{} take_masked", k.level());
         let mut out = vec![T::default(); n];
         let got = k.gather(&src, idx, &mut out);

@@ -221,7 +221,12 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
             let mut out = vec![u32::MAX; sel.len() + 3];
             assert_eq!(k.select_into(&want, rows, &mut out), Ok(sel.len()));
             assert_eq!(&out[..sel.len()], &sel[..], "{} select_into", k.level());
-            assert_eq!(&out[sel.len()..], &[u32::MAX; 3], "{} select_into", k.level());
+            assert_eq!(
+                &out[sel.len()..],
+                &[u32::MAX; 3],
+                "{} select_into",
+                k.level()
+            );
         }
         for op in 0..3 {
             let (mut a, mut b) = (want.clone(), want.clone());

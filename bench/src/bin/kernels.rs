@@ -725,7 +725,11 @@ fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
         }
         let mut bits = rng(max, 11 + d);
         let words: Vec<u64> = (0..max.div_ceil(64))
-            .map(|_| (0..64).fold(0u64, |w, b| w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b))
+            .map(|_| {
+                (0..64).fold(0u64, |w, b| {
+                    w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b
+                })
+            })
             .collect();
         for &n in sizes {
             let b = &words[..n.div_ceil(64)];
@@ -786,13 +790,18 @@ fn take_masked_typed<A: ArrowPrimitiveType>(
         }
         let mut bits = rng(max, 17 + d);
         let words: Vec<u64> = (0..max.div_ceil(64))
-            .map(|_| (0..64).fold(0u64, |w, b| w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b))
+            .map(|_| {
+                (0..64).fold(0u64, |w, b| {
+                    w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b
+                })
+            })
             .collect();
         for &n in sizes {
             let b = &words[..n.div_ceil(64)];
             let v = &values[..n];
             let arr = PrimitiveArray::<A>::new(ScalarBuffer::from(v.to_vec()), None);
-            let pred = BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
+            let pred =
+                BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
             ctx.group(
                 &kernel,
                 ty,
