@@ -711,6 +711,18 @@ fn main() -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
+/// A bitmap of `rows` bits, each set with chance 1 in `d`.
+fn random_bits(rows: usize, d: u64, seed: u64) -> Vec<u64> {
+    let mut bits = rng(rows, seed);
+    (0..rows.div_ceil(64))
+        .map(|_| {
+            (0..64).fold(0u64, |w, b| {
+                w | u64::from(bits.next().is_some_and(|r| r.is_multiple_of(d))) << b
+            })
+        })
+        .collect()
+}
+
 /// A bitmap to its set positions (`select_into`), 1 in 2, 10 and 64 rows
 /// set at random: GB/s of bitmap read. Every contender writes into a
 /// buffer it reuses; arrow's is `BooleanBuffer::set_indices_u32` extending
@@ -723,14 +735,7 @@ fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
         if !ctx.want(&kernel) {
             continue;
         }
-        let mut bits = rng(max, 11 + d);
-        let words: Vec<u64> = (0..max.div_ceil(64))
-            .map(|_| {
-                (0..64).fold(0u64, |w, b| {
-                    w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b
-                })
-            })
-            .collect();
+        let words = random_bits(max, d, 11 + d);
         for &n in sizes {
             let b = &words[..n.div_ceil(64)];
             let set = k.popcount(b, n).unwrap();
@@ -788,14 +793,7 @@ fn take_masked_typed<A: ArrowPrimitiveType>(
         if !ctx.want(&kernel) {
             continue;
         }
-        let mut bits = rng(max, 17 + d);
-        let words: Vec<u64> = (0..max.div_ceil(64))
-            .map(|_| {
-                (0..64).fold(0u64, |w, b| {
-                    w | u64::from(bits.next().unwrap().is_multiple_of(d)) << b
-                })
-            })
-            .collect();
+        let words = random_bits(max, d, 17 + d);
         for &n in sizes {
             let b = &words[..n.div_ceil(64)];
             let v = &values[..n];
