@@ -122,3 +122,17 @@ fn a_level_the_cpu_lacks_is_clamped_with_a_note() {
     let err = run_child("above", want_above().name());
     assert_eq!(count(&err, "keel-kernels: KEEL_KERNELS="), 1, "{err}");
 }
+
+/// Under `ci/x86_cpus.sh`, which runs this suite on emulated x86-64 CPUs
+/// (qemu-user), `KEEL_KERNELS_EXPECT` names the level that CPU must be
+/// detected at: a run whose detection went wrong (and so tested another
+/// level's leaves) fails here instead of passing unnoticed.
+#[test]
+fn detected_level_is_the_one_the_emulated_cpu_has() {
+    match std::env::var("KEEL_KERNELS_EXPECT") {
+        Ok(want) => assert_eq!(cpu::detected().name(), want),
+        Err(_) => {
+            eprintln!("KEEL_KERNELS_EXPECT unset (set by ci/x86_cpus.sh): nothing to compare")
+        }
+    }
+}
