@@ -1,6 +1,7 @@
 //! keel-kernels gather: every level against a naive loop on arbitrary
 //! input, checked and unchecked, one column and frames, and the masked
-//! forms (`gather_masked`, `take_masked`) over a bitmap.
+//! forms (`gather_masked`, `take_masked`) over a bitmap, and the bitmap
+//! form (`bitmap::compact`).
 //!
 //! Indices are arbitrary (so often out of range): every level must then
 //! return the same `OutOfRange` error the naive search finds, and the
@@ -90,7 +91,19 @@ fn check<T: Bits, I: Index + Copy>(input: &GatherInput, idx: &[I], raw: &[u64]) 
     let bit = |i: usize| raw[(i + off) / 64] >> ((i + off) % 64) & 1 == 1;
     let want_m: Vec<T> = (0..covered).filter(|&i| bit(i)).map(|i| src[i]).collect();
     let sel = Selection::Bitmap(MaskBits::with_offset(raw, off));
+    // The bitmap form (`compact`): the column's raw words as the source
+    // bits, packed at the rows the same bitmap counts.
+    let mut want_b = vec![0u64; want_m.len().div_ceil(64) + 1];
+    let vbit = |i: usize| input.values[i / 64] >> (i % 64) & 1;
+    for (k, i) in (0..covered).filter(|&i| bit(i)).enumerate() {
+        want_b[k / 64] |= vbit(i) << (k % 64);
+    }
+    *want_b.last_mut().expect("one word past") = !0;
     for k in Kernels::supported() {
+        let mut words = vec![!0u64; want_b.len()];
+        let got = k.compact(MaskBits::new(&input.values), covered, sel, &mut words);
+        assert_eq!(got, Ok(want_m.len()), "{} compact", k.level());
+        assert_eq!(words, want_b, "{} compact", k.level());
         let fill = T::make(0x5a5a_5a5a_5a5a_5a5a);
         let mut out = vec![fill; want_m.len() + 2];
         let got = k.gather_masked(&src[..covered], sel, &mut out);

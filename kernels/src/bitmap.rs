@@ -16,6 +16,7 @@
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 
+use crate::mask::{Bits, Mask, Resolved};
 use crate::{Error, Kernels, bitmap_words, check_bitmap};
 
 /// The operations [`Kernels::bitmap_op`] applies word by word.
@@ -158,6 +159,59 @@ impl Kernels {
         ))
     }
 
+    /// [`compact`] at this level.
+    pub fn compact<'a>(
+        self,
+        src: Bits<'_>,
+        rows: usize,
+        mask: impl Into<Mask<'a>>,
+        out: &mut [u64],
+    ) -> Result<usize, Error> {
+        src.check("source bitmap", rows)?;
+        let room = |count: usize| {
+            let needed = count.div_ceil(64);
+            if out.len() < needed {
+                return Err(Error::OutputTooShort {
+                    what: "compacted bitmap",
+                    needed,
+                    actual: out.len(),
+                });
+            }
+            Ok(())
+        };
+        match mask.into().resolve(rows)? {
+            Resolved::Rows(r, m) => {
+                let counted = || r.iter().map(|&i| i as usize).filter(|&i| m.get(i));
+                let count = counted().count();
+                room(count)?;
+                out[..count.div_ceil(64)].fill(0);
+                for (k, i) in counted().enumerate() {
+                    out[k / 64] |= u64::from(src.0.get(i)) << (k % 64);
+                }
+                Ok(count)
+            }
+            Resolved::Bits(m) => {
+                let count = self.count_bits(m, rows);
+                room(count)?;
+                let out = &mut out[..count.div_ceil(64)];
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                if matches!(
+                    self.level(),
+                    crate::cpu::Level::Avx2 | crate::cpu::Level::Avx512
+                ) && crate::cpu::fast_pext()
+                {
+                    // SAFETY: this handle's level is AVX2 or AVX-512, so the
+                    // CPU has BMI2; `out` holds the bits `m` counts
+                    // (checked above).
+                    return Ok(unsafe {
+                        crate::arch::x86_64::avx2::bitmap::compact(src.0, m, rows, out)
+                    });
+                }
+                Ok(crate::arch::scalar::bitmap::compact(src.0, m, rows, out))
+            }
+        }
+    }
+
     /// [`select`] at this level.
     #[cfg(feature = "alloc")]
     pub fn select(self, words: &[u64], rows: usize) -> Result<alloc::vec::Vec<u32>, Error> {
@@ -167,6 +221,40 @@ impl Kernels {
         debug_assert_eq!(n, out.len());
         Ok(out)
     }
+}
+
+/// The bits of `src` at the rows among its first `rows` that `mask`
+/// counts, packed in order from bit 0 of `out`; returns how many. The
+/// bitmap form of [`gather_masked`](crate::gather::gather_masked): a
+/// filter's compaction of a validity bitmap, say, so that the nulls follow
+/// the values. `src` and a mask's bitmaps may start at any bit offset; a
+/// selection vector packs its counted rows in its order. The word holding
+/// the last bit has zeros above it, and nothing past it is written. Errors
+/// if a bitmap is shorter than `rows` or `out` holds fewer bits than are
+/// counted. At the AVX2 and AVX-512 levels each 64-row word is one BMI2
+/// `pext` (where it is fast: Intel, and AMD from Zen 3), otherwise a loop
+/// over the mask's runs of set bits.
+///
+/// ```
+/// use keel_kernels::bitmap;
+/// use keel_kernels::mask::{Bits, Mask, Selection};
+/// let validity = [0b1101_0110u64];
+/// let picked = Mask::from(Selection::Bitmap(Bits::new(&[0b1111_0000])));
+/// let mut out = [0u64; 1];
+/// assert_eq!(bitmap::compact(Bits::new(&validity), 8, picked, &mut out)?, 4);
+/// assert_eq!(out, [0b1101]);
+/// let rows = Selection::Rows(&[7, 0, 1]);
+/// assert_eq!(bitmap::compact(Bits::new(&validity), 8, rows, &mut out)?, 3);
+/// assert_eq!(out, [0b101]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+pub fn compact<'a>(
+    src: Bits<'_>,
+    rows: usize,
+    mask: impl Into<Mask<'a>>,
+    out: &mut [u64],
+) -> Result<usize, Error> {
+    Kernels::current().compact(src, rows, mask, out)
 }
 
 /// `dst[i] &= src[i]`. Errors if the lengths differ.

@@ -81,7 +81,7 @@ impl<'a> Bits<'a> {
         self.len() == 0
     }
 
-    fn check(&self, what: &'static str, rows: usize) -> Result<(), Error> {
+    pub(crate) fn check(&self, what: &'static str, rows: usize) -> Result<(), Error> {
         if self.0.bits() >= rows {
             return Ok(());
         }

@@ -133,3 +133,144 @@ fn long_popcount_every_level() {
         }
     }
 }
+
+/// `compact` packs the source's bits at the counted rows, in order: every
+/// level against a naive loop, the source in words or arrow-layout bytes
+/// at bit offsets, counted by a selection bitmap, a validity and a
+/// selection bitmap together, a validity alone, or a selection vector;
+/// the last word has zeros above the last bit and nothing past it is
+/// written.
+#[test]
+fn compact_every_level_equals_a_naive_loop() {
+    use keel_kernels::mask::{Bits, Mask, Selection};
+    let s = Kernels::scalar();
+    let levels = simd_levels();
+    let mut r = Rng(5);
+    let lens: Vec<usize> = if cfg!(miri) {
+        vec![0, 65, 130]
+    } else {
+        (0..=300).chain([1000, 4097]).collect()
+    };
+    let offsets: &[(usize, usize)] = if cfg!(miri) {
+        &[(0, 0), (37, 64)]
+    } else {
+        &[(0, 0), (1, 37), (37, 64), (64, 5)]
+    };
+    for rows in lens {
+        for dense in 0..4 {
+            let words = rows.div_ceil(64) + 2;
+            let mut gen_ = || -> Vec<u64> {
+                (0..words)
+                    .map(|_| match dense {
+                        0 => r.next() & r.next(),
+                        1 => r.next() | r.next(),
+                        2 => !0,
+                        _ if r.next().is_multiple_of(3) => 0,
+                        _ => (0..5).fold(!0, |w, _| w & r.next()),
+                    })
+                    .collect()
+            };
+            let (src, sel, val) = (gen_(), gen_(), gen_());
+            let src_bytes: Vec<u8> = src.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let bit = |w: &[u64], o: usize, i: usize| w[(o + i) / 64] >> ((o + i) % 64) & 1 == 1;
+            let list: Vec<u32> = (0..rows as u32).rev().filter(|i| i % 3 != 1).collect();
+            for &(so, mo) in offsets {
+                let forms: [(&str, Mask<'_>, Vec<usize>); 4] = [
+                    (
+                        "selection",
+                        Selection::Bitmap(Bits::with_offset(&sel, mo)).into(),
+                        (0..rows).filter(|&i| bit(&sel, mo, i)).collect(),
+                    ),
+                    (
+                        "validity and selection",
+                        Mask::valid(Bits::with_offset(&val, 3))
+                            .select(Selection::Bitmap(Bits::with_offset(&sel, mo))),
+                        (0..rows)
+                            .filter(|&i| bit(&sel, mo, i) && bit(&val, 3, i))
+                            .collect(),
+                    ),
+                    (
+                        "validity",
+                        Mask::valid(Bits::with_offset(&val, mo)),
+                        (0..rows).filter(|&i| bit(&val, mo, i)).collect(),
+                    ),
+                    (
+                        "selection vector",
+                        Mask::valid(Bits::with_offset(&val, mo)).select(Selection::Rows(&list)),
+                        list.iter()
+                            .map(|&i| i as usize)
+                            .filter(|&i| bit(&val, mo, i))
+                            .collect(),
+                    ),
+                ];
+                for (form, mask, counted) in forms {
+                    let n = counted.len();
+                    let mut want = vec![0u64; n.div_ceil(64)];
+                    for (k, &i) in counted.iter().enumerate() {
+                        want[k / 64] |= u64::from(bit(&src, so, i)) << (k % 64);
+                    }
+                    for k in std::iter::once(s).chain(levels.iter().copied()) {
+                        for bytes in [false, true] {
+                            let b = if bytes {
+                                Bits::from_bytes(&src_bytes, so)
+                            } else {
+                                Bits::with_offset(&src, so)
+                            };
+                            let mut out = vec![!0u64; want.len() + 2];
+                            let got = k.compact(b, rows, mask, &mut out).unwrap();
+                            let ctx = format!(
+                                "{} {form} rows {rows} dense {dense} offsets {so}/{mo}",
+                                k.level()
+                            );
+                            assert_eq!(got, n, "{ctx}");
+                            assert_eq!(&out[..want.len()], &want[..], "{ctx}");
+                            assert_eq!(&out[want.len()..], &[!0, !0], "written past: {ctx}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn compact_bad_arguments_are_errors() {
+    use keel_kernels::mask::{Bits, Selection};
+    let src = [!0u64; 2];
+    let mut out = [0u64; 1];
+    // The source shorter than the rows.
+    assert!(matches!(
+        bitmap::compact(Bits::with_offset(&src, 1), 128, Selection::All, &mut out),
+        Err(Error::BitmapTooShort { .. })
+    ));
+    // 65 rows counted need two words.
+    assert!(matches!(
+        bitmap::compact(Bits::new(&src), 65, Selection::All, &mut out),
+        Err(Error::OutputTooShort {
+            needed: 2,
+            actual: 1,
+            ..
+        })
+    ));
+    // A selection shorter than the rows, a selection vector row past them.
+    assert!(matches!(
+        bitmap::compact(
+            Bits::new(&src),
+            100,
+            Selection::Bitmap(Bits::new(&[1])),
+            &mut out
+        ),
+        Err(Error::BitmapTooShort { .. })
+    ));
+    assert!(matches!(
+        bitmap::compact(Bits::new(&src), 10, Selection::Rows(&[3, 10]), &mut out),
+        Err(Error::OutOfRange { position: 1, .. })
+    ));
+    assert_eq!(out, [0]);
+    // Nothing counted: nothing written.
+    let mut out: [u64; 0] = [];
+    assert_eq!(
+        bitmap::compact(Bits::new(&src), 64, Selection::Rows(&[]), &mut out),
+        Ok(0)
+    );
+}

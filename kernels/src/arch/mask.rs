@@ -114,6 +114,12 @@ impl<'a> RowMask<'a> {
         }
     }
 
+    /// The bitmaps, the first present if any is.
+    #[inline(always)]
+    pub(crate) fn parts(&self) -> (Option<Bitmap<'a>>, Option<Bitmap<'a>>) {
+        (self.a, self.b)
+    }
+
     /// Whether every row counts.
     #[inline(always)]
     pub(crate) fn is_all(&self) -> bool {

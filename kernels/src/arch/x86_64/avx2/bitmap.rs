@@ -140,6 +140,23 @@ pub(crate) unsafe fn select_lut(words: &[u64], rows: usize, out: &mut [u32]) -> 
 ///
 /// # Safety
 /// The CPU supports this level.
+/// The bitmap compaction (`bitmap::compact`) a word a `pext`; the AVX-512
+/// level runs it too. Not on CPUs whose `pext` is microcoded
+/// (`cpu::fast_pext`).
+///
+/// # Safety
+/// The CPU has BMI2; `out` holds at least as many bits as `m` counts.
+#[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+pub(crate) unsafe fn compact(
+    src: crate::arch::mask::Bitmap<'_>,
+    m: crate::arch::mask::RowMask<'_>,
+    rows: usize,
+    out: &mut [u64],
+) -> usize {
+    // SAFETY: BMI2 is enabled here.
+    unsafe { scalar::compact_with::<true>(src, m, rows, out) }
+}
+
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
     if let Some(w) = m.aligned_words() {
