@@ -18,19 +18,40 @@
 //! assert_eq!(arrow::count_valid(&s), 2);
 //! let lt = arrow::compare(&s, keel_kernels::filter::CmpOp::Lt, 0)?;
 //! assert_eq!(lt.iter().collect::<Vec<_>>(), vec![None, Some(true), Some(false)]);
+//! // arrow's `filter` and `take`, nulls following the rows.
+//! let keep = arrow::filter_by(&s, &lt)?; // lt is null at s's null: not kept
+//! assert_eq!(keep.iter().collect::<Vec<_>>(), vec![Some(-3)]);
+//! let idx = arrow_array::UInt32Array::from(vec![Some(2), None, Some(0)]);
+//! let t = arrow::take(&s, &idx)?;
+//! assert_eq!(t.iter().collect::<Vec<_>>(), vec![Some(9), None, None]);
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 
+use alloc::vec::Vec;
 use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 
 use crate::filter::{CmpOp, Predicate};
+use crate::gather::{Index, Value};
 use crate::mask::{Bits, Mask, Selection};
 use crate::{Element, Error, Kernels};
 
-/// The bits of a `BooleanBuffer` (or a `NullBuffer`'s), at its offset.
+/// The bits of a `BooleanBuffer` (or a `NullBuffer`'s), at its offset. As
+/// `u64` words where the bytes are 8-byte aligned and whole words cover
+/// the bits (arrow allocates buffers 64-byte aligned; on a little-endian
+/// target the words are the same bits), so the kernels take their
+/// word-aligned paths; else as bytes.
 pub fn bits(b: &BooleanBuffer) -> Bits<'_> {
-    Bits::from_bytes(b.values(), b.offset())
+    let bytes = b.values();
+    if cfg!(target_endian = "little") {
+        // SAFETY: every bit pattern is a valid `u64`; `align_to` gives the
+        // aligned middle of the same memory, for the same borrow.
+        let (head, words, _) = unsafe { bytes.align_to::<u64>() };
+        if head.is_empty() && words.len() * 64 >= b.offset() + b.len() {
+            return Bits::with_offset(words, b.offset());
+        }
+    }
+    Bits::from_bytes(bytes, b.offset())
 }
 
 /// An array's validity as [`Bits`], `None` when it has no null buffer.
@@ -141,4 +162,118 @@ where
     let values = BooleanBuffer::new(Buffer::from_vec(words), 0, n);
     let nulls: Option<NullBuffer> = a.nulls().cloned();
     Ok(BooleanArray::new(values, nulls))
+}
+
+/// The rows of `a` where `predicate` is true, in order, as arrow's
+/// `filter` (`arrow_select::filter::filter`) gives them: a null in the
+/// predicate keeps nothing, a null row of `a` that is kept stays null. The
+/// values are [`take_masked`](crate::gather::take_masked) with the
+/// predicate as the selection (its nulls as validity), read where both
+/// arrays lie (sliced or not); `a`'s nulls follow them through
+/// [`bitmap::compact`](crate::bitmap::compact). As in arrow, the result
+/// has no null buffer when no kept row is null. Errors if the lengths
+/// differ.
+pub fn filter_by<T>(
+    a: &PrimitiveArray<T>,
+    predicate: &BooleanArray,
+) -> Result<PrimitiveArray<T>, Error>
+where
+    T: ArrowPrimitiveType,
+    T::Native: Value,
+{
+    let n = a.len();
+    if predicate.len() != n {
+        return Err(Error::LengthMismatch {
+            what: "filter predicate",
+            expected: n,
+            actual: predicate.len(),
+        });
+    }
+    let keep = Mask {
+        validity: validity(predicate),
+        selection: Selection::Bitmap(bits(predicate.values())),
+    };
+    let k = Kernels::current();
+    let values = k.take_masked(a.values(), keep)?;
+    let nulls = match validity(a) {
+        Some(v) if a.null_count() > 0 => {
+            let rows = values.len();
+            let mut words = alloc::vec![0u64; rows.div_ceil(64)];
+            k.compact(v, n, keep, &mut words)?;
+            some_nulls(words, rows)
+        }
+        _ => None,
+    };
+    Ok(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls)
+        .with_data_type(a.data_type().clone()))
+}
+
+/// `a[indices[i]]` for every index, as arrow's `take`
+/// (`arrow_select::take::take`) gives it: a null index, or an index to a
+/// null row of `a`, gives a null. The values are
+/// [`take`](crate::gather::take) (a null index's value is read as row 0);
+/// with nulls on either side their bits are gathered row by row. Errors
+/// (nothing returned) for a valid index past `a`'s end.
+pub fn take<T, I>(
+    a: &PrimitiveArray<T>,
+    indices: &PrimitiveArray<I>,
+) -> Result<PrimitiveArray<T>, Error>
+where
+    T: ArrowPrimitiveType,
+    T::Native: Value,
+    I: ArrowPrimitiveType,
+    I::Native: Index + Into<u64>,
+{
+    let k = Kernels::current();
+    let idx: &[I::Native] = indices.values();
+    let zeroed: Vec<I::Native>;
+    let idx = match indices.nulls().filter(|nn| nn.null_count() > 0) {
+        // Every index null: null rows, whatever `a` holds (none, maybe).
+        Some(nn) if nn.null_count() == idx.len() => {
+            let values = alloc::vec![T::Native::default(); idx.len()];
+            return Ok(
+                PrimitiveArray::<T>::new(ScalarBuffer::from(values), Some(nn.clone()))
+                    .with_data_type(a.data_type().clone()),
+            );
+        }
+        // A null index may hold any value: row 0 stands in for it (any
+        // row would do; its bit is null below). With a valid index there
+        // is a row 0, or the take errors.
+        Some(nn) => {
+            zeroed = idx
+                .iter()
+                .enumerate()
+                .map(|(i, &x)| {
+                    if nn.is_valid(i) {
+                        x
+                    } else {
+                        I::Native::default()
+                    }
+                })
+                .collect();
+            &zeroed[..]
+        }
+        None => idx,
+    };
+    let values = k.take(a.values(), idx)?;
+    let nulls = if indices.null_count() > 0 || a.null_count() > 0 {
+        let rows = idx.len();
+        let mut words = alloc::vec![0u64; rows.div_ceil(64)];
+        for (i, &x) in idx.iter().enumerate() {
+            let valid = indices.is_valid(i) && a.is_valid(x.into() as usize);
+            words[i / 64] |= u64::from(valid) << (i % 64);
+        }
+        some_nulls(words, rows)
+    } else {
+        None
+    };
+    Ok(PrimitiveArray::<T>::new(ScalarBuffer::from(values), nulls)
+        .with_data_type(a.data_type().clone()))
+}
+
+/// A validity bitmap of `rows` bits as a `NullBuffer`, or none when every
+/// row is valid (as arrow's kernels leave it).
+fn some_nulls(words: Vec<u64>, rows: usize) -> Option<NullBuffer> {
+    let nb = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(words), 0, rows));
+    (nb.null_count() > 0).then_some(nb)
 }

@@ -10,7 +10,9 @@
 //! bits where used); `select` (a bitmap to its set positions) counts the
 //! bitmap read, `take-masked` (a column to the values a bitmap selects,
 //! arrow's `filter`; every contender allocates its output) the values and
-//! the bitmap. Ends with the goals, met or missed.
+//! the bitmap, `filter-nulls` (the same for an arrow array with nulls,
+//! through keel's arrow adapter) the values, the predicate and the
+//! validity. Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -187,6 +189,24 @@ mod plain {
         }
         out
     }
+    /// [`filter_rows`] of a column with nulls: the values, and the
+    /// validity bits of the same rows packed in order.
+    #[inline(always)]
+    pub fn filter_rows_valid<T: Num>(v: &[T], b: &[u64], valid: &[u64]) -> (Vec<T>, Vec<u64>) {
+        let n = count(b);
+        let (mut out, mut bits) = (Vec::with_capacity(n), vec![0u64; n.div_ceil(64)]);
+        for (i, &w) in b.iter().enumerate() {
+            let mut w = w;
+            while w != 0 {
+                let r = i * 64 + w.trailing_zeros() as usize;
+                let k = out.len();
+                bits[k / 64] |= (valid[r / 64] >> (r % 64) & 1) << (k % 64);
+                out.push(v[r]);
+                w &= w - 1;
+            }
+        }
+        (out, bits)
+    }
     /// The set bits' positions, lowest first: a `tzcnt` loop a set bit.
     #[inline(always)]
     pub fn select(b: &[u64], out: &mut [u32]) -> usize {
@@ -254,6 +274,7 @@ wrappers! {
     lt_and<T>(v: &[T], c: T, out: &mut [u64]) -> ();
     select<>(b: &[u64], out: &mut [u32]) -> usize;
     filter_rows<T>(v: &[T], b: &[u64]) -> Vec<T>;
+    filter_rows_valid<T>(v: &[T], b: &[u64], valid: &[u64]) -> (Vec<T>, Vec<u64>);
 }
 
 /// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
@@ -675,6 +696,7 @@ fn main() -> std::process::ExitCode {
     run_type::<i32>(&mut ctx, &sizes, false, true);
     run_select(&mut ctx, &sizes);
     run_take_masked(&mut ctx, &sizes);
+    run_filter_nulls(&mut ctx, &sizes);
 
     let mut table = Vec::new();
     for r in &ctx.rows {
@@ -814,6 +836,54 @@ fn take_masked_typed<A: ArrowPrimitiveType>(
                 },
                 &mut || {
                     black_box(native::filter_rows(black_box(v), b));
+                },
+                &mut || {
+                    black_box(arrow_select::filter::filter(black_box(&arr), &pred).unwrap());
+                },
+            );
+        }
+    }
+}
+
+/// arrow's `filter` of an i64 array with nulls (1 row in 8 null) by a
+/// predicate array selecting 1 in 2, 10 and 64 rows: keel's
+/// `arrow::filter_by` (values by `take_masked`, the nulls by
+/// `bitmap::compact`) against arrow's `filter` and a loop that packs
+/// each selected row's value and validity bit. GB/s of values, predicate
+/// and validity read; every contender allocates its outputs.
+fn run_filter_nulls(ctx: &mut Ctx<'_>, sizes: &[usize]) {
+    let max = *sizes.last().unwrap();
+    let values: Vec<i64> = rng(max, 19).map(|r| r as i64).collect();
+    let valid: Vec<u64> = random_bits(max, 8, 23).iter().map(|w| !w).collect();
+    for d in [2u64, 10, 64] {
+        let kernel = format!("filter-nulls 1/{d}");
+        if !ctx.want(&kernel) {
+            continue;
+        }
+        let words = random_bits(max, d, 29 + d);
+        for &n in sizes {
+            let (b, val, v) = (
+                &words[..n.div_ceil(64)],
+                &valid[..n.div_ceil(64)],
+                &values[..n],
+            );
+            let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(val.to_vec()), 0, n));
+            let arr = PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v.to_vec()), Some(nulls));
+            let pred =
+                BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
+            ctx.group(
+                &kernel,
+                "i64",
+                n,
+                &[bytes_of(v), bytes_of(b), bytes_of(val)],
+                &mut || {
+                    black_box(keel_kernels::arrow::filter_by(black_box(&arr), &pred).unwrap());
+                },
+                &mut || {
+                    black_box(plain::filter_rows_valid(black_box(v), b, val));
+                },
+                &mut || {
+                    black_box(native::filter_rows_valid(black_box(v), b, val));
                 },
                 &mut || {
                     black_box(arrow_select::filter::filter(black_box(&arr), &pred).unwrap());

@@ -128,3 +128,127 @@ fn adapters_equal_arrow_compute_on_sliced_arrays_with_nulls() {
     check::<UInt16Type>(5);
     check::<Float64Type>(6);
 }
+
+/// `filter_by` and `take` against arrow's `filter` and `take`: sliced
+/// arrays with nulls, predicates with nulls of their own (and sliced),
+/// index arrays with and without nulls, at every keel level.
+fn check_select<T: Make>(seed: u64)
+where
+    T::Native: keel_kernels::gather::Value,
+{
+    let full = array::<T>(3000, seed);
+    let mut r = Rng(seed ^ 0x5eed);
+    let preds: Vec<arrow_array::BooleanArray> = (0..3)
+        .map(|kind| {
+            (0..3100)
+                .map(|_| {
+                    let x = r.next();
+                    match kind {
+                        0 => Some(x.is_multiple_of(2)),
+                        1 => (!x.is_multiple_of(7)).then_some(x.is_multiple_of(3)),
+                        _ => (!x.is_multiple_of(4)).then_some(x % 64 == 1),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let idx_all: arrow_array::UInt32Array = (0..4000u32)
+        .map(|_| Some((r.next() % 3000) as u32))
+        .collect();
+    let idx_nulls: arrow_array::UInt64Array = (0..4000u64)
+        .map(|_| {
+            let x = r.next();
+            (!x.is_multiple_of(5)).then_some(x % 3000)
+        })
+        .collect();
+    for level in cpu::Level::ALL {
+        if !cpu::supported(level) {
+            continue;
+        }
+        cpu::set_max_level(level);
+        for (off, len) in [
+            (0, 0),
+            (0, 3000),
+            (1, 999),
+            (63, 65),
+            (64, 700),
+            (777, 1500),
+            (2999, 1),
+        ] {
+            let a = full.slice(off, len);
+            let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
+            for (p, pred) in preds.iter().enumerate() {
+                let pr = pred.slice(p * 7, len);
+                let want = arrow_select::filter::filter(&a, &pr).unwrap();
+                let got = ka::filter_by(&a, &pr).unwrap();
+                assert_eq!(
+                    &got as &dyn Array,
+                    want.as_ref(),
+                    "filter pred {p} {}",
+                    ctx()
+                );
+                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
+            }
+            if len > 0 {
+                let idx = arrow_array::UInt32Array::from_iter_values(
+                    idx_all.values().iter().map(|&i| i % len as u32),
+                )
+                .slice(off % 7, 1000);
+                let want = arrow_select::take::take(&a, &idx, None).unwrap();
+                let got = ka::take(&a, &idx).unwrap();
+                assert_eq!(&got as &dyn Array, want.as_ref(), "take {}", ctx());
+                let idx = arrow_array::UInt64Array::from_iter(
+                    idx_nulls.iter().map(|i| i.map(|i| i % len as u64)),
+                )
+                .slice(3, 1500);
+                let want = arrow_select::take::take(&a, &idx, None).unwrap();
+                let got = ka::take(&a, &idx).unwrap();
+                assert_eq!(
+                    &got as &dyn Array,
+                    want.as_ref(),
+                    "take, null indices {}",
+                    ctx()
+                );
+                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
+            }
+        }
+    }
+    cpu::set_max_level(cpu::detected());
+}
+
+#[test]
+fn filter_and_take_equal_arrow_select_on_sliced_arrays_with_nulls() {
+    check_select::<Int64Type>(11);
+    check_select::<Int32Type>(12);
+    check_select::<UInt8Type>(13);
+    check_select::<Float64Type>(14);
+}
+
+#[test]
+fn filter_and_take_bad_arguments_are_errors() {
+    let a = arrow_array::Int64Array::from(vec![Some(1), None, Some(3)]);
+    let short = arrow_array::BooleanArray::from(vec![true, false]);
+    assert!(matches!(
+        ka::filter_by(&a, &short),
+        Err(keel_kernels::Error::LengthMismatch {
+            expected: 3,
+            actual: 2,
+            ..
+        })
+    ));
+    let idx = arrow_array::UInt32Array::from(vec![Some(0), None, Some(3)]);
+    assert!(matches!(
+        ka::take(&a, &idx),
+        Err(keel_kernels::Error::OutOfRange {
+            position: 2,
+            index: 3,
+            ..
+        })
+    ));
+    // Every index null: null rows, even from an empty array.
+    let empty = arrow_array::Int64Array::from(Vec::<i64>::new());
+    let idx = arrow_array::UInt32Array::from(vec![None, None]);
+    let t = ka::take(&empty, &idx).unwrap();
+    assert_eq!(t.len(), 2);
+    assert_eq!(t.null_count(), 2);
+}
