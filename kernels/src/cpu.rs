@@ -370,8 +370,8 @@ pub(crate) fn vbmi2() -> bool {
 /// Whether BMI2's `pext` is fast (a few cycles) on this CPU, so the bitmap
 /// compaction (`bitmap::compact`) takes it at the AVX2 and AVX-512 levels:
 /// on Intel cores and on AMD from Zen 3 (family 25) on. Zen 1 and Zen 2
-/// (family 23, and Hygon's family 24) run it in microcode, about 18 cycles
-/// a set bit of the mask, slower than the run loop that takes its place.
+/// (family 23, and Hygon's family 24) run it in microcode, slower the more
+/// bits the mask sets; there the run loop takes its place.
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)

@@ -171,13 +171,13 @@ impl<'a> WordReader<'a> {
 
 /// The words [`compact_loop`] reads, 64 rows each: a source, or a mask of
 /// every row, one bitmap, or two.
-trait MaskWords {
+trait WordSource {
     fn word(&self, blk: usize) -> u64;
 }
 
 /// `u64` words from row 0 on.
 struct Aligned<'a>(&'a [u64]);
-impl MaskWords for Aligned<'_> {
+impl WordSource for Aligned<'_> {
     #[inline(always)]
     fn word(&self, blk: usize) -> u64 {
         self.0[blk]
@@ -185,21 +185,21 @@ impl MaskWords for Aligned<'_> {
 }
 
 struct AllRows;
-impl MaskWords for AllRows {
+impl WordSource for AllRows {
     #[inline(always)]
     fn word(&self, _: usize) -> u64 {
         !0
     }
 }
 
-impl MaskWords for WordReader<'_> {
+impl WordSource for WordReader<'_> {
     #[inline(always)]
     fn word(&self, blk: usize) -> u64 {
         WordReader::word(self, blk)
     }
 }
 
-impl MaskWords for (WordReader<'_>, WordReader<'_>) {
+impl WordSource for (WordReader<'_>, WordReader<'_>) {
     #[inline(always)]
     fn word(&self, blk: usize) -> u64 {
         self.0.word(blk) & self.1.word(blk)
@@ -255,8 +255,8 @@ pub(crate) unsafe fn compact_with<const PEXT: bool>(
 /// As [`compact_with`].
 #[inline(always)]
 unsafe fn compact_loop<const PEXT: bool>(
-    src: impl MaskWords,
-    mask: impl MaskWords,
+    src: impl WordSource,
+    mask: impl WordSource,
     rows: usize,
     out: &mut [u64],
 ) -> usize {
