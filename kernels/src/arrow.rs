@@ -31,6 +31,7 @@ use alloc::vec::Vec;
 use arrow_array::{Array, ArrowPrimitiveType, BooleanArray, PrimitiveArray};
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, ScalarBuffer};
 
+use crate::arch::mask::Bitmap;
 use crate::filter::{CmpOp, Predicate};
 use crate::gather::{Index, Value};
 use crate::mask::{Bits, Mask, Selection};
@@ -256,14 +257,36 @@ where
         None => idx,
     };
     let values = k.take(a.values(), idx)?;
-    let nulls = if indices.null_count() > 0 || a.null_count() > 0 {
-        let rows = idx.len();
-        let mut words = alloc::vec![0u64; rows.div_ceil(64)];
-        for (i, &x) in idx.iter().enumerate() {
-            let valid = indices.is_valid(i) && a.is_valid(x.into() as usize);
-            words[i / 64] |= u64::from(valid) << (i % 64);
-        }
-        some_nulls(words, rows)
+    let (av, iv) = (
+        validity(a).filter(|_| a.null_count() > 0),
+        validity(indices).filter(|_| indices.null_count() > 0),
+    );
+    let nulls = if av.is_some() || iv.is_some() {
+        // A word of 64 rows at a time: the indexed rows' bits of `a`'s
+        // validity (every index is in range: the take checked them), and-ed
+        // with the indices' own.
+        let words = idx
+            .chunks(64)
+            .enumerate()
+            .map(|(c, chunk)| {
+                let picked = match av.map(|b| b.0) {
+                    // Word-aligned (arrow's buffers, through `bits`): the
+                    // bit read straight from its word.
+                    Some(Bitmap::Words(bw, o)) => {
+                        chunk.iter().enumerate().fold(0u64, |w, (j, &x)| {
+                            let r = o + x.into() as usize;
+                            w | (bw[r / 64] >> (r % 64) & 1) << j
+                        })
+                    }
+                    Some(b) => chunk.iter().enumerate().fold(0u64, |w, (j, &x)| {
+                        w | u64::from(b.get(x.into() as usize)) << j
+                    }),
+                    None => !0 >> (64 - chunk.len()),
+                };
+                picked & iv.map_or(!0, |iv| iv.0.word(c))
+            })
+            .collect();
+        some_nulls(words, idx.len())
     } else {
         None
     };
