@@ -12,7 +12,8 @@
 //! arrow's `filter`; every contender allocates its output) the values and
 //! the bitmap, `filter-nulls` (the same for an arrow array with nulls,
 //! through keel's arrow adapter) the values, the predicate and the
-//! validity. Ends with the goals, met or missed.
+//! validity, `take-nulls` (random indices into an arrow array with nulls)
+//! the indices, values and validity. Ends with the goals, met or missed.
 //!
 //! ```sh
 //! cargo run --release --manifest-path bench/Cargo.toml --bin kernels
@@ -207,6 +208,21 @@ mod plain {
         }
         (out, bits)
     }
+    /// `v[idx[i]]` and the validity bit of each indexed row, packed.
+    #[inline(always)]
+    pub fn take_valid<T: Num>(v: &[T], idx: &[u32], valid: &[u64]) -> (Vec<T>, Vec<u64>) {
+        let mut bits = vec![0u64; idx.len().div_ceil(64)];
+        let out = idx
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let r = x as usize;
+                bits[i / 64] |= (valid[r / 64] >> (r % 64) & 1) << (i % 64);
+                v[r]
+            })
+            .collect();
+        (out, bits)
+    }
     /// The set bits' positions, lowest first: a `tzcnt` loop a set bit.
     #[inline(always)]
     pub fn select(b: &[u64], out: &mut [u32]) -> usize {
@@ -275,6 +291,7 @@ wrappers! {
     select<>(b: &[u64], out: &mut [u32]) -> usize;
     filter_rows<T>(v: &[T], b: &[u64]) -> Vec<T>;
     filter_rows_valid<T>(v: &[T], b: &[u64], valid: &[u64]) -> (Vec<T>, Vec<u64>);
+    take_valid<T>(v: &[T], idx: &[u32], valid: &[u64]) -> (Vec<T>, Vec<u64>);
 }
 
 /// GB/s of `bytes` per call over enough calls to last ~2 ms or more.
@@ -697,6 +714,7 @@ fn main() -> std::process::ExitCode {
     run_select(&mut ctx, &sizes);
     run_take_masked(&mut ctx, &sizes);
     run_filter_nulls(&mut ctx, &sizes);
+    run_take_nulls(&mut ctx, &sizes);
 
     let mut table = Vec::new();
     for r in &ctx.rows {
@@ -890,6 +908,45 @@ fn run_filter_nulls(ctx: &mut Ctx<'_>, sizes: &[usize]) {
                 },
             );
         }
+    }
+}
+
+/// arrow's `take` of an i64 array with nulls (1 row in 8 null) by as many
+/// random u32 indices as rows: keel's `arrow::take` against arrow's
+/// `take` and a loop gathering each value and its validity bit. GB/s of
+/// indices, values and validity read (each index reads one value);
+/// every contender allocates its outputs.
+fn run_take_nulls(ctx: &mut Ctx<'_>, sizes: &[usize]) {
+    if !ctx.want("take-nulls") {
+        return;
+    }
+    let max = *sizes.last().unwrap();
+    let values: Vec<i64> = rng(max, 31).map(|r| r as i64).collect();
+    let valid: Vec<u64> = random_bits(max, 8, 37).iter().map(|w| !w).collect();
+    for &n in sizes {
+        let idx: Vec<u32> = rng(n, 41).map(|r| (r % n as u64) as u32).collect();
+        let (val, v) = (&valid[..n.div_ceil(64)], &values[..n]);
+        let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(val.to_vec()), 0, n));
+        let arr = PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v.to_vec()), Some(nulls));
+        let ia = arrow_array::UInt32Array::from(idx.clone());
+        ctx.group(
+            "take-nulls",
+            "i64",
+            n,
+            &[bytes_of(&idx), bytes_of(v), bytes_of(val)],
+            &mut || {
+                black_box(keel_kernels::arrow::take(black_box(&arr), &ia).unwrap());
+            },
+            &mut || {
+                black_box(plain::take_valid(black_box(v), &idx, val));
+            },
+            &mut || {
+                black_box(native::take_valid(black_box(v), &idx, val));
+            },
+            &mut || {
+                black_box(arrow_select::take::take(black_box(&arr), &ia, None).unwrap());
+            },
+        );
     }
 }
 
