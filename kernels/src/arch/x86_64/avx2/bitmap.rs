@@ -3,7 +3,8 @@
 //! nibble-lookup method (`vpshufb` + `vpsadbw`); select looks up a byte's
 //! positions in a table where bitmaps count one row in 16 or more, else it
 //! is the scalar loop compiled with BMI1 (`tzcnt`, `blsr`); the same table
-//! gives `gather_masked`'s leaves their `vpermd` indices.
+//! gives `gather_masked`'s leaves their `vpermd` indices; `compact` packs
+//! a bitmap's bits a `pext` a word.
 
 use crate::arch::scalar::bitmap as scalar;
 use core::arch::x86_64::*;
@@ -133,19 +134,13 @@ pub(crate) unsafe fn select_lut(words: &[u64], rows: usize, out: &mut [u32]) -> 
     n
 }
 
-/// Rows among the first `rows` that `m` counts: one word-aligned bitmap
-/// through [`popcount`] (as the AVX-512 leaf does with `vpopcntq`; word by
-/// word it ran at 0.34-0.41 of arrow's count of the same bitmap), anything
-/// else as the scalar twin, compiled with `popcnt`.
-///
-/// # Safety
-/// The CPU supports this level.
 /// The bitmap compaction (`bitmap::compact`) a word a `pext`; the AVX-512
 /// level runs it too. Not on CPUs whose `pext` is microcoded
 /// (`cpu::fast_pext`).
 ///
 /// # Safety
-/// The CPU has BMI2; `out` holds at least as many bits as `m` counts.
+/// The CPU has BMI2; `out` holds exactly the words the bits `m` counts
+/// fill (`scalar::compact_with`).
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn compact(
     src: crate::arch::mask::Bitmap<'_>,
@@ -153,10 +148,17 @@ pub(crate) unsafe fn compact(
     rows: usize,
     out: &mut [u64],
 ) -> usize {
-    // SAFETY: BMI2 is enabled here.
+    // SAFETY: BMI2 is enabled here; `out` as the caller promised.
     unsafe { scalar::compact_with::<true>(src, m, rows, out) }
 }
 
+/// Rows among the first `rows` that `m` counts: one word-aligned bitmap
+/// through [`popcount`] (as the AVX-512 leaf does with `vpopcntq`; word by
+/// word it ran at 0.34-0.41 of arrow's count of the same bitmap), anything
+/// else as the scalar twin, compiled with `popcnt`.
+///
+/// # Safety
+/// The CPU supports this level.
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
 pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) -> usize {
     if let Some(w) = m.aligned_words() {
