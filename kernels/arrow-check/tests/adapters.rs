@@ -40,13 +40,9 @@ fn array<T: Make>(n: usize, seed: u64) -> PrimitiveArray<T> {
         .collect()
 }
 
-fn check<T: Make>(seed: u64)
-where
-    T::Native: arrow_array::ArrowNativeTypeOp,
-{
-    let full = array::<T>(3000, seed);
-    let c = T::Native::from(40u8);
-    let scalar = PrimitiveArray::<T>::new_scalar(c);
+/// Runs `f` at every keel level this CPU supports, on each slice (offset,
+/// length) of a 3000-row array the checks take, then restores the level.
+fn every_level_and_slice(mut f: impl FnMut(cpu::Level, usize, usize)) {
     for level in cpu::Level::ALL {
         if !cpu::supported(level) {
             continue;
@@ -61,62 +57,74 @@ where
             (777, 1500),
             (2999, 1),
         ] {
-            let a = full.slice(off, len);
-            let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
-            let want_sum = arrow_arith::aggregate::sum(&a);
-            let got = ka::sum(&a).unwrap();
-            if <T::Native as Num>::SUM_LANES > 1 {
-                assert_eq!(format!("{got:?}"), format!("{want_sum:?}"), "sum {}", ctx());
-            } else {
-                // keel sums integers in 64 bits, arrow in the native type:
-                // equal modulo the native width.
-                let wrapped = got.map(|s| {
-                    let s: i128 = format!("{s:?}").parse().unwrap();
-                    <T::Native as arrow_buffer::ArrowNativeType>::usize_as(s as usize)
-                });
-                assert_eq!(wrapped, want_sum, "sum {}", ctx());
-            }
-            assert_eq!(
-                ka::min(&a).unwrap(),
-                arrow_arith::aggregate::min(&a),
-                "min {}",
-                ctx()
-            );
-            assert_eq!(
-                ka::max(&a).unwrap(),
-                arrow_arith::aggregate::max(&a),
-                "max {}",
-                ctx()
-            );
-            assert_eq!(ka::count_valid(&a), a.len() - a.null_count());
-            for (op, arrow_cmp) in [
-                (
-                    CmpOp::Lt,
-                    arrow_ord::cmp::lt as fn(&dyn arrow_array::Datum, &dyn arrow_array::Datum) -> _,
-                ),
-                (CmpOp::Eq, arrow_ord::cmp::eq),
-                (CmpOp::Ge, arrow_ord::cmp::gt_eq),
-            ] {
-                let want = arrow_cmp(&a, &scalar).unwrap();
-                let got = ka::compare(&a, op, c).unwrap();
-                assert_eq!(got, want, "{op:?} {}", ctx());
-                let want_count = want.iter().filter(|x| *x == Some(true)).count();
-                let pred = keel_kernels::filter::Predicate::Cmp(op, c);
-                assert_eq!(
-                    ka::count_matching(&a, pred).unwrap(),
-                    want_count,
-                    "{}",
-                    ctx()
-                );
-                // The comparison's result as a selection of another column.
-                let clean = arrow_array::BooleanArray::new(want.values().clone(), None);
-                let sel = ka::selection(&clean).unwrap();
-                let picked = keel_kernels::agg::count_masked(a.values(), sel).unwrap();
-                assert_eq!(picked, clean.true_count());
-            }
+            f(level, off, len);
         }
     }
     cpu::set_max_level(cpu::detected());
+}
+
+fn check<T: Make>(seed: u64)
+where
+    T::Native: arrow_array::ArrowNativeTypeOp,
+{
+    let full = array::<T>(3000, seed);
+    let c = T::Native::from(40u8);
+    let scalar = PrimitiveArray::<T>::new_scalar(c);
+    every_level_and_slice(|level, off, len| {
+        let a = full.slice(off, len);
+        let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
+        let want_sum = arrow_arith::aggregate::sum(&a);
+        let got = ka::sum(&a).unwrap();
+        if <T::Native as Num>::SUM_LANES > 1 {
+            assert_eq!(format!("{got:?}"), format!("{want_sum:?}"), "sum {}", ctx());
+        } else {
+            // keel sums integers in 64 bits, arrow in the native type:
+            // equal modulo the native width.
+            let wrapped = got.map(|s| {
+                let s: i128 = format!("{s:?}").parse().unwrap();
+                <T::Native as arrow_buffer::ArrowNativeType>::usize_as(s as usize)
+            });
+            assert_eq!(wrapped, want_sum, "sum {}", ctx());
+        }
+        assert_eq!(
+            ka::min(&a).unwrap(),
+            arrow_arith::aggregate::min(&a),
+            "min {}",
+            ctx()
+        );
+        assert_eq!(
+            ka::max(&a).unwrap(),
+            arrow_arith::aggregate::max(&a),
+            "max {}",
+            ctx()
+        );
+        assert_eq!(ka::count_valid(&a), a.len() - a.null_count());
+        for (op, arrow_cmp) in [
+            (
+                CmpOp::Lt,
+                arrow_ord::cmp::lt as fn(&dyn arrow_array::Datum, &dyn arrow_array::Datum) -> _,
+            ),
+            (CmpOp::Eq, arrow_ord::cmp::eq),
+            (CmpOp::Ge, arrow_ord::cmp::gt_eq),
+        ] {
+            let want = arrow_cmp(&a, &scalar).unwrap();
+            let got = ka::compare(&a, op, c).unwrap();
+            assert_eq!(got, want, "{op:?} {}", ctx());
+            let want_count = want.iter().filter(|x| *x == Some(true)).count();
+            let pred = keel_kernels::filter::Predicate::Cmp(op, c);
+            assert_eq!(
+                ka::count_matching(&a, pred).unwrap(),
+                want_count,
+                "{}",
+                ctx()
+            );
+            // The comparison's result as a selection of another column.
+            let clean = arrow_array::BooleanArray::new(want.values().clone(), None);
+            let sel = ka::selection(&clean).unwrap();
+            let picked = keel_kernels::agg::count_masked(a.values(), sel).unwrap();
+            assert_eq!(picked, clean.true_count());
+        }
+    });
 }
 
 #[test]
@@ -161,59 +169,44 @@ where
             (!x.is_multiple_of(5)).then_some(x % 3000)
         })
         .collect();
-    for level in cpu::Level::ALL {
-        if !cpu::supported(level) {
-            continue;
+    every_level_and_slice(|level, off, len| {
+        let a = full.slice(off, len);
+        let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
+        for (p, pred) in preds.iter().enumerate() {
+            let pr = pred.slice(p * 7, len);
+            let want = arrow_select::filter::filter(&a, &pr).unwrap();
+            let got = ka::filter_by(&a, &pr).unwrap();
+            assert_eq!(
+                &got as &dyn Array,
+                want.as_ref(),
+                "filter pred {p} {}",
+                ctx()
+            );
+            assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
         }
-        cpu::set_max_level(level);
-        for (off, len) in [
-            (0, 0),
-            (0, 3000),
-            (1, 999),
-            (63, 65),
-            (64, 700),
-            (777, 1500),
-            (2999, 1),
-        ] {
-            let a = full.slice(off, len);
-            let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
-            for (p, pred) in preds.iter().enumerate() {
-                let pr = pred.slice(p * 7, len);
-                let want = arrow_select::filter::filter(&a, &pr).unwrap();
-                let got = ka::filter_by(&a, &pr).unwrap();
-                assert_eq!(
-                    &got as &dyn Array,
-                    want.as_ref(),
-                    "filter pred {p} {}",
-                    ctx()
-                );
-                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
-            }
-            if len > 0 {
-                let idx = arrow_array::UInt32Array::from_iter_values(
-                    idx_all.values().iter().map(|&i| i % len as u32),
-                )
-                .slice(off % 7, 1000);
-                let want = arrow_select::take::take(&a, &idx, None).unwrap();
-                let got = ka::take(&a, &idx).unwrap();
-                assert_eq!(&got as &dyn Array, want.as_ref(), "take {}", ctx());
-                let idx = arrow_array::UInt64Array::from_iter(
-                    idx_nulls.iter().map(|i| i.map(|i| i % len as u64)),
-                )
-                .slice(3, 1500);
-                let want = arrow_select::take::take(&a, &idx, None).unwrap();
-                let got = ka::take(&a, &idx).unwrap();
-                assert_eq!(
-                    &got as &dyn Array,
-                    want.as_ref(),
-                    "take, null indices {}",
-                    ctx()
-                );
-                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
-            }
+        if len > 0 {
+            let idx = arrow_array::UInt32Array::from_iter_values(
+                idx_all.values().iter().map(|&i| i % len as u32),
+            )
+            .slice(off % 7, 1000);
+            let want = arrow_select::take::take(&a, &idx, None).unwrap();
+            let got = ka::take(&a, &idx).unwrap();
+            assert_eq!(&got as &dyn Array, want.as_ref(), "take {}", ctx());
+            let idx = arrow_array::UInt64Array::from_iter(
+                idx_nulls.iter().map(|i| i.map(|i| i % len as u64)),
+            )
+            .slice(3, 1500);
+            let want = arrow_select::take::take(&a, &idx, None).unwrap();
+            let got = ka::take(&a, &idx).unwrap();
+            assert_eq!(
+                &got as &dyn Array,
+                want.as_ref(),
+                "take, null indices {}",
+                ctx()
+            );
+            assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
         }
-    }
-    cpu::set_max_level(cpu::detected());
+    });
 }
 
 #[test]
