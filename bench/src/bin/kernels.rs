@@ -863,6 +863,17 @@ fn take_masked_typed<A: ArrowPrimitiveType>(
     }
 }
 
+/// An arrow i64 array of `v` (copied) whose validity is `valid`'s first
+/// `v.len()` bits.
+fn nullable_i64(v: &[i64], valid: &[u64]) -> PrimitiveArray<Int64Type> {
+    let nulls = NullBuffer::new(BooleanBuffer::new(
+        Buffer::from_vec(valid.to_vec()),
+        0,
+        v.len(),
+    ));
+    PrimitiveArray::new(ScalarBuffer::from(v.to_vec()), Some(nulls))
+}
+
 /// arrow's `filter` of an i64 array with nulls (1 row in 8 null) by a
 /// predicate array selecting 1 in 2, 10 and 64 rows: keel's
 /// `arrow::filter_by` (values by `take_masked`, the nulls by
@@ -885,8 +896,7 @@ fn run_filter_nulls(ctx: &mut Ctx<'_>, sizes: &[usize]) {
                 &valid[..n.div_ceil(64)],
                 &values[..n],
             );
-            let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(val.to_vec()), 0, n));
-            let arr = PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v.to_vec()), Some(nulls));
+            let arr = nullable_i64(v, val);
             let pred =
                 BooleanArray::new(BooleanBuffer::new(Buffer::from_vec(b.to_vec()), 0, n), None);
             ctx.group(
@@ -926,8 +936,7 @@ fn run_take_nulls(ctx: &mut Ctx<'_>, sizes: &[usize]) {
     for &n in sizes {
         let idx: Vec<u32> = rng(n, 41).map(|r| (r % n as u64) as u32).collect();
         let (val, v) = (&valid[..n.div_ceil(64)], &values[..n]);
-        let nulls = NullBuffer::new(BooleanBuffer::new(Buffer::from_vec(val.to_vec()), 0, n));
-        let arr = PrimitiveArray::<Int64Type>::new(ScalarBuffer::from(v.to_vec()), Some(nulls));
+        let arr = nullable_i64(v, val);
         let ia = arrow_array::UInt32Array::from(idx.clone());
         ctx.group(
             "take-nulls",
