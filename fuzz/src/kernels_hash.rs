@@ -237,7 +237,7 @@ mod tests {
         }
         // One full word in eight (1 in 8 rows, the walk's range), at offsets
         // 0 and 9: every store of a word's positions is taken.
-        let long: Vec<u8> = (0..8 * 2000u32).map(|i| (i * 131 >> 3) as u8).collect();
+        let long: Vec<u8> = (0..8 * 2000u32).map(|i| ((i * 131) >> 3) as u8).collect();
         let mut mask = vec![0xffu8; 8];
         mask.resize(64, 0);
         for mask_shape in [0u8, 9] {
