@@ -86,8 +86,9 @@ impl<'a> Bits<'a> {
             return Ok(());
         }
         let (needed, actual) = match self.0 {
-            Bitmap::Words(w, o) => ((o + rows).div_ceil(64), w.len()),
-            Bitmap::Bytes(b, o) => ((o + rows).div_ceil(8), b.len()),
+            // Saturating: an absurd offset is an error, not an overflow.
+            Bitmap::Words(w, o) => (o.saturating_add(rows).div_ceil(64), w.len()),
+            Bitmap::Bytes(b, o) => (o.saturating_add(rows).div_ceil(8), b.len()),
         };
         Err(Error::BitmapTooShort {
             what,

@@ -139,10 +139,15 @@ fn long_popcount_every_level() {
 /// at bit offsets, counted by a selection bitmap, a validity and a
 /// selection bitmap together, a validity alone, or a selection vector;
 /// the last word has zeros above the last bit and nothing past it is
-/// written.
+/// written. Every bitmap is cut to the words (or bytes) its offset and the
+/// rows need, so a read past its end fails (and Miri sees it).
 #[test]
 fn compact_every_level_equals_a_naive_loop() {
     use keel_kernels::mask::{Bits, Mask, Selection};
+    /// `rows` rows of `w` from bit `o`, cut to the words they need.
+    fn tight(w: &[u64], o: usize, rows: usize) -> Bits<'_> {
+        Bits::with_offset(&w[..(o + rows).div_ceil(64)], o)
+    }
     let s = Kernels::scalar();
     let levels = simd_levels();
     let mut r = Rng(5);
@@ -154,11 +159,11 @@ fn compact_every_level_equals_a_naive_loop() {
     let offsets: &[(usize, usize)] = if cfg!(miri) {
         &[(0, 0), (37, 64)]
     } else {
-        &[(0, 0), (1, 37), (37, 64), (64, 5)]
+        &[(0, 0), (1, 37), (37, 64), (64, 5), (63, 65), (127, 63)]
     };
     for rows in lens {
         for dense in 0..4 {
-            let words = rows.div_ceil(64) + 2;
+            let words = rows.div_ceil(64) + 3;
             let mut gen_ = || -> Vec<u64> {
                 (0..words)
                     .map(|_| match dense {
@@ -178,25 +183,25 @@ fn compact_every_level_equals_a_naive_loop() {
                 let forms: [(&str, Mask<'_>, Vec<usize>); 4] = [
                     (
                         "selection",
-                        Selection::Bitmap(Bits::with_offset(&sel, mo)).into(),
+                        Selection::Bitmap(tight(&sel, mo, rows)).into(),
                         (0..rows).filter(|&i| bit(&sel, mo, i)).collect(),
                     ),
                     (
                         "validity and selection",
-                        Mask::valid(Bits::with_offset(&val, 3))
-                            .select(Selection::Bitmap(Bits::with_offset(&sel, mo))),
+                        Mask::valid(tight(&val, 3, rows))
+                            .select(Selection::Bitmap(tight(&sel, mo, rows))),
                         (0..rows)
                             .filter(|&i| bit(&sel, mo, i) && bit(&val, 3, i))
                             .collect(),
                     ),
                     (
                         "validity",
-                        Mask::valid(Bits::with_offset(&val, mo)),
+                        Mask::valid(tight(&val, mo, rows)),
                         (0..rows).filter(|&i| bit(&val, mo, i)).collect(),
                     ),
                     (
                         "selection vector",
-                        Mask::valid(Bits::with_offset(&val, mo)).select(Selection::Rows(&list)),
+                        Mask::valid(tight(&val, mo, rows)).select(Selection::Rows(&list)),
                         list.iter()
                             .map(|&i| i as usize)
                             .filter(|&i| bit(&val, mo, i))
@@ -212,9 +217,9 @@ fn compact_every_level_equals_a_naive_loop() {
                     for k in std::iter::once(s).chain(levels.iter().copied()) {
                         for bytes in [false, true] {
                             let b = if bytes {
-                                Bits::from_bytes(&src_bytes, so)
+                                Bits::from_bytes(&src_bytes[..(so + rows).div_ceil(8)], so)
                             } else {
-                                Bits::with_offset(&src, so)
+                                tight(&src, so, rows)
                             };
                             let mut out = vec![!0u64; want.len() + 2];
                             let got = k.compact(b, rows, mask, &mut out).unwrap();
@@ -235,7 +240,7 @@ fn compact_every_level_equals_a_naive_loop() {
 
 #[test]
 fn compact_bad_arguments_are_errors() {
-    use keel_kernels::mask::{Bits, Selection};
+    use keel_kernels::mask::{Bits, Mask, Selection};
     let src = [!0u64; 2];
     let mut out = [0u64; 1];
     // The source shorter than the rows.
@@ -273,4 +278,30 @@ fn compact_bad_arguments_are_errors() {
         bitmap::compact(Bits::new(&src), 64, Selection::Rows(&[]), &mut out),
         Ok(0)
     );
+    for k in Kernels::supported() {
+        // No rows, the offsets at or past the bitmaps' ends (word-aligned:
+        // the words as they lie): nothing to read, nothing counted.
+        for (so, mo) in [(128, 0), (192, 64), (64, 128), (129, 1)] {
+            let (s, m) = (Bits::with_offset(&src, so), Bits::with_offset(&src, mo));
+            assert_eq!(k.compact(s, 0, Selection::Bitmap(m), &mut out), Ok(0));
+            let m = Mask::valid(m).select(Selection::Bitmap(Bits::with_offset(&[], 64)));
+            assert_eq!(k.compact(s, 0, m, &mut out), Ok(0));
+        }
+        // An offset no bitmap can reach is an error, not an overflow.
+        let mut one = [0u64; 1];
+        for s in [
+            Bits::with_offset(&src, usize::MAX),
+            Bits::from_bytes(&[0xff], usize::MAX - 3),
+        ] {
+            assert!(matches!(
+                k.compact(s, 1, Selection::All, &mut one),
+                Err(Error::BitmapTooShort { .. })
+            ));
+        }
+        let m = Selection::Bitmap(Bits::with_offset(&src, usize::MAX - 63));
+        assert!(matches!(
+            k.compact(Bits::new(&src), 100, m, &mut one),
+            Err(Error::BitmapTooShort { .. })
+        ));
+    }
 }

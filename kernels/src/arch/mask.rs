@@ -18,8 +18,8 @@ impl<'a> Bitmap<'a> {
     /// Bits this bitmap holds past its offset.
     pub(crate) fn bits(&self) -> usize {
         match *self {
-            Bitmap::Words(w, o) => (w.len() * 64).saturating_sub(o),
-            Bitmap::Bytes(b, o) => (b.len() * 8).saturating_sub(o),
+            Bitmap::Words(w, o) => w.len().saturating_mul(64).saturating_sub(o),
+            Bitmap::Bytes(b, o) => b.len().saturating_mul(8).saturating_sub(o),
         }
     }
 

@@ -227,11 +227,13 @@ pub(crate) unsafe fn compact_with<const PEXT: bool>(
 ) -> usize {
     // Both word-aligned (keel's own bitmaps, and arrow's through
     // `keel_kernels::arrow`): the words as they lie.
+    // (With no rows the offset may lie past the words: the reader then.)
     if let (Bitmap::Words(sw, so), Some(mw)) = (src, m.aligned_words())
         && so.is_multiple_of(64)
+        && let Some(sw) = sw.get(so / 64..)
     {
         // SAFETY: forwarded contract.
-        return unsafe { compact_loop::<PEXT>(Aligned(&sw[so / 64..]), Aligned(mw), rows, out) };
+        return unsafe { compact_loop::<PEXT>(Aligned(sw), Aligned(mw), rows, out) };
     }
     let s = WordReader::new(src);
     // SAFETY: forwarded contract, for each shape of mask (each its own
