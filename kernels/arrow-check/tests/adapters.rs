@@ -138,13 +138,15 @@ fn adapters_equal_arrow_compute_on_sliced_arrays_with_nulls() {
 }
 
 /// `filter_by` and `take` against arrow's `filter` and `take`: sliced
-/// arrays with nulls, predicates with nulls of their own (and sliced),
-/// index arrays with and without nulls, at every keel level.
+/// arrays with nulls and without a null buffer, predicates with nulls of
+/// their own (and sliced), index arrays with nulls, without, and with a
+/// null buffer that holds none, at every keel level.
 fn check_select<T: Make>(seed: u64)
 where
     T::Native: keel_kernels::gather::Value,
 {
     let full = array::<T>(3000, seed);
+    let no_nulls = PrimitiveArray::<T>::new(full.values().clone(), None);
     let mut r = Rng(seed ^ 0x5eed);
     let preds: Vec<arrow_array::BooleanArray> = (0..3)
         .map(|kind| {
@@ -170,41 +172,58 @@ where
         })
         .collect();
     every_level_and_slice(|level, off, len| {
-        let a = full.slice(off, len);
-        let ctx = || format!("{level} {} offset {off} len {len}", T::Native::NAME);
-        for (p, pred) in preds.iter().enumerate() {
-            let pr = pred.slice(p * 7, len);
-            let want = arrow_select::filter::filter(&a, &pr).unwrap();
-            let got = ka::filter_by(&a, &pr).unwrap();
-            assert_eq!(
-                &got as &dyn Array,
-                want.as_ref(),
-                "filter pred {p} {}",
-                ctx()
-            );
-            assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
-        }
-        if len > 0 {
-            let idx = arrow_array::UInt32Array::from_iter_values(
-                idx_all.values().iter().map(|&i| i % len as u32),
-            )
-            .slice(off % 7, 1000);
-            let want = arrow_select::take::take(&a, &idx, None).unwrap();
-            let got = ka::take(&a, &idx).unwrap();
-            assert_eq!(&got as &dyn Array, want.as_ref(), "take {}", ctx());
-            let idx = arrow_array::UInt64Array::from_iter(
-                idx_nulls.iter().map(|i| i.map(|i| i % len as u64)),
-            )
-            .slice(3, 1500);
-            let want = arrow_select::take::take(&a, &idx, None).unwrap();
-            let got = ka::take(&a, &idx).unwrap();
-            assert_eq!(
-                &got as &dyn Array,
-                want.as_ref(),
-                "take, null indices {}",
-                ctx()
-            );
-            assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
+        for a in [full.slice(off, len), no_nulls.slice(off, len)] {
+            let ctx = || {
+                let nulls = a.nulls().is_some();
+                format!(
+                    "{level} {} offset {off} len {len} null buffer {nulls}",
+                    T::Native::NAME
+                )
+            };
+            for (p, pred) in preds.iter().enumerate() {
+                let pr = pred.slice(p * 7, len);
+                let want = arrow_select::filter::filter(&a, &pr).unwrap();
+                let got = ka::filter_by(&a, &pr).unwrap();
+                assert_eq!(
+                    &got as &dyn Array,
+                    want.as_ref(),
+                    "filter pred {p} {}",
+                    ctx()
+                );
+                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
+            }
+            if len > 0 {
+                let idx = arrow_array::UInt32Array::from_iter_values(
+                    idx_all.values().iter().map(|&i| i % len as u32),
+                )
+                .slice(off % 7, 1000);
+                let want = arrow_select::take::take(&a, &idx, None).unwrap();
+                let got = ka::take(&a, &idx).unwrap();
+                assert_eq!(&got as &dyn Array, want.as_ref(), "take {}", ctx());
+                let all_valid = arrow_buffer::NullBuffer::new_valid(idx.len());
+                let idx = arrow_array::UInt32Array::new(idx.values().clone(), Some(all_valid));
+                let want = arrow_select::take::take(&a, &idx, None).unwrap();
+                let got = ka::take(&a, &idx).unwrap();
+                assert_eq!(
+                    &got as &dyn Array,
+                    want.as_ref(),
+                    "take, a null buffer with no null {}",
+                    ctx()
+                );
+                let idx = arrow_array::UInt64Array::from_iter(
+                    idx_nulls.iter().map(|i| i.map(|i| i % len as u64)),
+                )
+                .slice(3, 1500);
+                let want = arrow_select::take::take(&a, &idx, None).unwrap();
+                let got = ka::take(&a, &idx).unwrap();
+                assert_eq!(
+                    &got as &dyn Array,
+                    want.as_ref(),
+                    "take, null indices {}",
+                    ctx()
+                );
+                assert_eq!(got.null_count(), want.null_count(), "{}", ctx());
+            }
         }
     });
 }
@@ -230,6 +249,16 @@ fn filter_and_take_bad_arguments_are_errors() {
         })
     ));
     let idx = arrow_array::UInt32Array::from(vec![Some(0), None, Some(3)]);
+    assert!(matches!(
+        ka::take(&a, &idx),
+        Err(keel_kernels::Error::OutOfRange {
+            position: 2,
+            index: 3,
+            ..
+        })
+    ));
+    // The same without a null index (the gather's own check).
+    let idx = arrow_array::UInt32Array::from(vec![0, 2, 3, 1]);
     assert!(matches!(
         ka::take(&a, &idx),
         Err(keel_kernels::Error::OutOfRange {
