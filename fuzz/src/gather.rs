@@ -1,7 +1,8 @@
 //! keel-kernels gather: every level against a naive loop on arbitrary
 //! input, checked and unchecked, one column and frames, and the masked
 //! forms (`gather_masked`, `take_masked`) over a bitmap, and the bitmap
-//! form (`bitmap::compact`).
+//! form (`bitmap::compact`, also at source offsets and under every form of
+//! mask).
 //!
 //! Indices are arbitrary (so often out of range): every level must then
 //! return the same `OutOfRange` error the naive search finds, and the
@@ -11,7 +12,7 @@ use arbitrary::Arbitrary;
 use keel_kernels::Error;
 use keel_kernels::Kernels;
 use keel_kernels::gather::{Column, ColumnMut, Index, Value};
-use keel_kernels::mask::{Bits as MaskBits, Selection};
+use keel_kernels::mask::{Bits as MaskBits, Mask, Selection};
 
 /// A column, indices and how to read them.
 #[derive(Arbitrary, Debug)]
@@ -162,6 +163,60 @@ fn check<T: Bits, I: Index + Copy>(input: &GatherInput, idx: &[I], raw: &[u64]) 
     }
 }
 
+/// `compact` with its source at a bit offset, as words and as arrow's
+/// bytes (cut to the bytes the rows need), under each form of mask: the
+/// raw indices as a selection bitmap or a validity at a bit offset, both
+/// together (the source's own words as the validity), or the rows they
+/// count as a selection vector.
+fn check_compact(input: &GatherInput, raw: &[u64]) {
+    let v = &input.values;
+    let (soff, off) = (usize::from(input.ty >> 2), usize::from(input.frame % 64));
+    let rows = (v.len() * 64)
+        .saturating_sub(soff)
+        .min((raw.len() * 64).saturating_sub(off));
+    let bit = |w: &[u64], o: usize, i: usize| w[(i + o) / 64] >> ((i + o) % 64) & 1 == 1;
+    let sel: Vec<u32> = (0..rows as u32)
+        .filter(|&i| bit(raw, off, i as usize))
+        .collect();
+    let bytes: Vec<u8> = v.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let bytes = &bytes[..(soff + rows).div_ceil(8).min(bytes.len())];
+    let m = MaskBits::with_offset(raw, off);
+    let (mask, counted): (Mask<'_>, Vec<usize>) = match input.frame / 64 {
+        0 => (
+            Selection::Bitmap(m).into(),
+            sel.iter().map(|&i| i as usize).collect(),
+        ),
+        1 => (Mask::valid(m), sel.iter().map(|&i| i as usize).collect()),
+        2 => (
+            Mask::valid(MaskBits::new(v)).select(Selection::Bitmap(m)),
+            sel.iter()
+                .map(|&i| i as usize)
+                .filter(|&i| bit(v, 0, i))
+                .collect(),
+        ),
+        _ => (
+            Selection::Rows(&sel).into(),
+            sel.iter().map(|&i| i as usize).collect(),
+        ),
+    };
+    let mut want = vec![0u64; counted.len().div_ceil(64) + 1];
+    for (k, &i) in counted.iter().enumerate() {
+        want[k / 64] |= u64::from(bit(v, soff, i)) << (k % 64);
+    }
+    *want.last_mut().expect("one word past") = !0;
+    for k in Kernels::supported() {
+        for src in [
+            MaskBits::with_offset(v, soff),
+            MaskBits::from_bytes(bytes, soff),
+        ] {
+            let mut words = vec![!0u64; want.len()];
+            let got = k.compact(src, rows, mask, &mut words);
+            assert_eq!(got, Ok(counted.len()), "{} compact at {soff}", k.level());
+            assert_eq!(words, want, "{} compact at {soff}", k.level());
+        }
+    }
+}
+
 /// Runs one input at every supported level.
 pub fn gather(input: &GatherInput) {
     let len = input.values.len() as u64;
@@ -172,6 +227,7 @@ pub fn gather(input: &GatherInput) {
         .map(|i| if input.wide { i } else { i as u32 as u64 })
         .collect();
     let idx32: Vec<u32> = raw.iter().map(|&i| i as u32).collect();
+    check_compact(input, &raw);
     macro_rules! go {
         ($t:ty) => {
             if input.wide {
