@@ -3,7 +3,8 @@
 //! 1. flush foreign frees (blocks other threads freed into this heap);
 //! 2. flush slab caches (empty slabs go back to the buddy lists);
 //! 3. return cached blocks to the free lists, coalescing buddies;
-//! 4. reclaim the oversized pool beyond its byte budget;
+//! 4. reclaim the oversized pool beyond its byte budget (a full release
+//!    unmaps all of it);
 //! 5. release pages of free blocks with `madvise(MADV_DONTNEED)`.
 //!
 //! Pass 5 is amortized (releasing on every GC cost 21% of the repeated query's
@@ -104,7 +105,11 @@ pub(crate) unsafe fn run(h: &HeapCore, release: Release) {
         h.drain_foreign(); // 1
         h.flush_empty_slabs(); // 2
         h.local().buddy.flush_cache(epoch); // 3
-        pool::reclaim_beyond_budget(); // 4
+        if release == Release::All {
+            pool::unmap_all(); // 4, the whole pool
+        } else {
+            pool::reclaim_beyond_budget(); // 4
+        }
         let every = o.purge_every.max(1);
         if release == Release::All || epoch % every == 0 {
             let (min_age, budget) = match release {

@@ -170,7 +170,8 @@ impl Heap {
         unsafe { gc::run(self.core(), gc::Release::Amortized) }
     }
 
-    /// Releases every free page of this heap and of the direct-map pool now.
+    /// Releases every free page of this heap now, and unmaps the direct-map
+    /// pool's maps.
     pub fn release_pages(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::run(self.core(), gc::Release::All) }

@@ -23,6 +23,17 @@ pub(crate) fn reclaim_beyond_budget() {
     unsafe { unmap_chain(victims) };
 }
 
+/// A full release: unmaps every pooled map, so that its address space
+/// (alignment padding included) and commit charge go back too, as the
+/// regions beyond the first go on a full release. An allocation that
+/// failed retries after this, so pooled maps never turn into a spurious
+/// out-of-memory under an address-space limit or strict overcommit.
+pub(crate) fn unmap_all() {
+    let victims = POOL.with(|p| split_beyond(p, 0));
+    // SAFETY: unlinked under the lock.
+    unsafe { unmap_chain(victims) };
+}
+
 /// Releases the pages of pooled maps free for at least `min_age` global GCs,
 /// within `budget` bytes. Returns (bytes released, madvise calls).
 pub(crate) fn release_aged(epoch: u64, min_age: u64, budget: usize) -> (usize, u64) {

@@ -490,8 +490,8 @@ pub fn gc() {
 }
 
 /// Releases everything free now: this thread's heap, heaps abandoned by
-/// exited threads, the fallback heap and the direct-map pool. (Heaps of other
-/// live threads are theirs to release.)
+/// exited threads, the fallback heap, and the direct-map pool, whose maps
+/// are unmapped. (Heaps of other live threads are theirs to release.)
 pub fn release_pages() {
     // SAFETY: exclusive use of a heap.
     with_heap(|h| unsafe { gc::run(h, gc::Release::All) }, ());
