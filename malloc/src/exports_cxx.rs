@@ -15,7 +15,9 @@
 //! memory and retried once; then the call goes on to the C++ runtime's own
 //! operator of the same name (the next definition, `dlsym(RTLD_NEXT)`),
 //! which runs the `new_handler` loop over `malloc` (keel's) and throws
-//! `std::bad_alloc`, or, for the `nothrow` forms, returns null. The
+//! `std::bad_alloc`, or, for the `nothrow` forms, returns null (an aligned
+//! request past `MAX_SIZE` goes on to the unaligned form instead, whose
+//! size cannot wrap: `past_any_alignment`). The
 //! exception unwinds through these functions, hence `extern "C-unwind"`.
 //! With no C++ runtime to defer to (a program with libstdc++ linked in
 //! statically), a throwing form that fails prints one line and aborts, and
@@ -67,6 +69,10 @@ unsafe fn new_failed(name: &CStr, size: usize) -> *mut c_void {
 #[cold]
 #[inline(never)]
 unsafe fn new_aligned_failed(name: &CStr, size: usize, align: usize) -> *mut c_void {
+    if size > policy::MAX_SIZE {
+        // SAFETY: as `new_failed` (see `past_any_alignment`).
+        return unsafe { new_failed(past_any_alignment(false), size) };
+    }
     let f = next(name);
     if f.is_null() {
         no_runtime(name);
@@ -97,6 +103,10 @@ unsafe fn new_aligned_nothrow_failed(
     align: usize,
     tag: *const c_void,
 ) -> *mut c_void {
+    if size > policy::MAX_SIZE {
+        // SAFETY: as `new_nothrow_failed` (see `past_any_alignment`).
+        return unsafe { new_nothrow_failed(past_any_alignment(true), size, tag) };
+    }
     let f = next(name);
     if f.is_null() {
         return core::ptr::null_mut();
@@ -113,6 +123,21 @@ macro_rules! cname {
             Err(_) => panic!("a symbol name holds no NUL"),
         }
     };
+}
+
+/// The unaligned form a failed aligned request past `MAX_SIZE` goes on
+/// to: the C++ runtime's aligned form rounds the size up to the alignment
+/// before it allocates, which wraps a size near `SIZE_MAX` to a small one
+/// (libstdc++ then returned a 64-byte block for `new(SIZE_MAX,
+/// align_val_t(64))`), while no size past `MAX_SIZE` can be served at any
+/// alignment: the unaligned form fails as it must (the `new_handler` loop,
+/// then `std::bad_alloc` or null).
+fn past_any_alignment(nothrow: bool) -> &'static CStr {
+    if nothrow {
+        cname!("_ZnwmRKSt9nothrow_t")
+    } else {
+        cname!("_Znwm")
+    }
 }
 
 /// Defines `new` forms: keel's fast path (`$fast`, inlined: no call, so

@@ -206,6 +206,31 @@ int main() {
     CHECK(::operator new[](huge, std::nothrow) == nullptr);
     CHECK(::operator new(huge, std::align_val_t{64}, std::nothrow) == nullptr);
     CHECK(new (std::nothrow) char[huge] == nullptr);
+    // ... also a size so near SIZE_MAX that rounding it up to the alignment
+    // wraps it to a small request (libstdc++'s aligned forms round before
+    // they allocate, and on their own return a small block: keel's only) ...
+    for (std::size_t a : {std::size_t{16}, std::size_t{64}, std::size_t{4096}}) {
+        if (!in_use) break;
+        for (std::size_t s : {SIZE_MAX, SIZE_MAX - 15, SIZE_MAX - a + 1}) {
+            volatile std::size_t n = s;
+            threw = false;
+            try {
+                keep(::operator new(n, std::align_val_t{a}));
+            } catch (const std::bad_alloc &) {
+                threw = true;
+            }
+            CHECK(threw);
+            threw = false;
+            try {
+                keep(::operator new[](n, std::align_val_t{a}));
+            } catch (const std::bad_alloc &) {
+                threw = true;
+            }
+            CHECK(threw);
+            CHECK(::operator new(n, std::align_val_t{a}, std::nothrow) == nullptr);
+            CHECK(::operator new[](n, std::align_val_t{a}, std::nothrow) == nullptr);
+        }
+    }
     // ... and both call the new_handler between attempts: until it removes
     // itself (then new throws) or throws bad_alloc (then nothrow is null).
     std::set_new_handler(give_up_third_time);
