@@ -51,17 +51,14 @@ impl CountTable {
     }
 
     /// An empty table with room for `groups` keys, hashing with `seed`.
-    ///
-    /// # Panics
-    ///
-    /// As `Vec::with_capacity` and hashbrown's: if `groups` keys need more
-    /// buckets than `usize` can count ("capacity overflow"); allocation
-    /// failure aborts.
+    /// The room is a hint: room that cannot be had (more buckets than
+    /// `usize` counts, or an allocation that fails) is not reserved, and
+    /// the table grows as keys come.
     pub fn with_capacity_and_seed(groups: usize, seed: u64) -> Self {
-        CountTable {
-            seed,
-            table: HashTable::with_capacity(groups),
-        }
+        let mut table = HashTable::new();
+        // Nothing is in the table yet, so the hasher is never called.
+        let _ = table.try_reserve(groups, |e: &(i64, u64)| hash_i64(e.0, seed));
+        CountTable { seed, table }
     }
 
     /// The hash seed.
@@ -79,9 +76,9 @@ impl CountTable {
         self.table.is_empty()
     }
 
-    /// Sum of all counts (the rows counted).
+    /// Sum of all counts (the rows counted), saturating at `u64::MAX`.
     pub fn total(&self) -> u64 {
-        self.table.iter().map(|e| e.1).sum()
+        self.table.iter().fold(0u64, |t, e| t.saturating_add(e.1))
     }
 
     /// Removes every key, keeping the allocation.
@@ -90,12 +87,15 @@ impl CountTable {
     }
 
     /// Adds `n` to the count of `key` whose hash under this table's seed is
-    /// `h`.
+    /// `h`, saturating at `u64::MAX` (only merges can get there).
     #[inline]
     fn bump(&mut self, key: i64, h: u64, n: u64) {
         let seed = self.seed;
         match self.table.entry(h, |e| e.0 == key, |e| hash_i64(e.0, seed)) {
-            Entry::Occupied(mut o) => o.get_mut().1 += n,
+            Entry::Occupied(mut o) => {
+                let c = &mut o.get_mut().1;
+                *c = c.saturating_add(n);
+            }
             Entry::Vacant(v) => {
                 v.insert((key, n));
             }
@@ -120,7 +120,7 @@ impl CountTable {
     }
 
     /// Adds every count of `other` into `self` (the two may have different
-    /// seeds: keys are re-hashed).
+    /// seeds: keys are re-hashed); a count saturates at `u64::MAX`.
     pub fn merge(&mut self, other: &CountTable) {
         self.table
             .reserve(other.len(), |e| hash_i64(e.0, self.seed));

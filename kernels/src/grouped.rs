@@ -46,7 +46,6 @@
 //! # Ok::<(), keel_kernels::Error>(())
 //! ```
 
-use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::RangeInclusive;
 
@@ -282,12 +281,8 @@ pub struct GroupTable<T: Element> {
 
 impl<T: Element> GroupTable<T> {
     /// An empty table of `columns` value columns keeping `aggs` (and the
-    /// counts). Errors if `columns` is 0.
-    ///
-    /// # Panics
-    ///
-    /// As `Vec::with_capacity`: if the slots times the columns overflow
-    /// `usize`; allocation failure aborts.
+    /// counts). Errors if `columns` is 0, or the table's cells overflow
+    /// `usize` or cannot be allocated.
     pub fn new(groups: Groups, columns: usize, aggs: Aggs) -> Result<Self, Error> {
         if columns == 0 {
             return Err(Error::InvalidArgument {
@@ -300,17 +295,31 @@ impl<T: Element> GroupTable<T> {
         } else {
             1
         };
-        let cells = slots * columns;
+        const TOO_LARGE: Error = Error::InvalidArgument {
+            what: "GroupTable: too many cells (slots times columns) to allocate",
+        };
+        /// `n` copies of `v`, allocated without aborting.
+        fn filled<V: Copy>(n: usize, v: V) -> Result<Vec<V>, Error> {
+            let mut out = Vec::new();
+            out.try_reserve_exact(n).map_err(|_| TOO_LARGE)?;
+            out.resize(n, v);
+            Ok(out)
+        }
+        let cells = slots.checked_mul(columns);
+        let (Some(cells), Some(lane_cells)) = (cells, cells.and_then(|c| c.checked_mul(lanes)))
+        else {
+            return Err(TOO_LARGE);
+        };
         let keep = |a: Aggs, n: usize| if aggs.contains(a) { n } else { 0 };
         Ok(GroupTable {
             groups,
             columns,
             aggs,
             lanes,
-            counts: vec![0; slots],
-            sums: vec![T::SUM_ZERO; keep(Aggs::SUM, cells * lanes)],
-            mins: vec![T::GREATEST; keep(Aggs::MIN, cells)],
-            maxs: vec![T::LEAST; keep(Aggs::MAX, cells)],
+            counts: filled(slots, 0)?,
+            sums: filled(keep(Aggs::SUM, lane_cells), T::SUM_ZERO)?,
+            mins: filled(keep(Aggs::MIN, cells), T::GREATEST)?,
+            maxs: filled(keep(Aggs::MAX, cells), T::LEAST)?,
         })
     }
 
@@ -431,12 +440,21 @@ impl<T: Element> GroupTable<T> {
     }
 
     /// Adds `other`'s groups into this table (another hand's partial
-    /// table): counts and sum lanes add, mins and maxes fold. Errors unless
-    /// both have the same layout, columns and aggregates.
+    /// table): counts and sum lanes add, mins and maxes fold. Errors,
+    /// changing nothing, unless both have the same layout, columns and
+    /// aggregates, or if a group's count would pass `i64::MAX` (only
+    /// merges get there, no table of real rows does; below it no later
+    /// add can overflow a count).
     pub fn merge(&mut self, other: &GroupTable<T>) -> Result<(), Error> {
         if self.groups != other.groups || self.columns != other.columns || self.aggs != other.aggs {
             return Err(Error::InvalidArgument {
                 what: "GroupTable::merge: tables differ in layout, columns or aggregates",
+            });
+        }
+        let past = |(&a, &b): (&u64, &u64)| a.checked_add(b).is_none_or(|c| c > i64::MAX as u64);
+        if self.counts.iter().zip(&other.counts).any(past) {
+            return Err(Error::InvalidArgument {
+                what: "GroupTable::merge: a group's count would pass i64::MAX",
             });
         }
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {

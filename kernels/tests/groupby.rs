@@ -118,3 +118,20 @@ fn merge_adds_counts_across_seeds() {
     assert_eq!(ta.get(0), 0);
     assert_eq!(ta.total(), 0);
 }
+
+/// A capacity no table can have is a hint not taken (no panic), and counts
+/// merged past `u64::MAX` saturate, as does their total.
+#[test]
+fn absurd_capacity_and_merged_counts_saturate() {
+    let mut t = CountTable::with_capacity_and_seed(usize::MAX, 7);
+    t.add_column(&[4, 4, -1]);
+    assert_eq!((t.get(4), t.get(-1), t.len()), (2, 1, 2));
+    for _ in 0..64 {
+        let c = t.clone();
+        t.merge(&c);
+    }
+    assert_eq!(t.get(4), u64::MAX);
+    assert_eq!(t.total(), u64::MAX);
+    t.add(-1);
+    assert_eq!(t.get(-1), u64::MAX);
+}

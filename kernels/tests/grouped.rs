@@ -728,3 +728,35 @@ fn group_counts_every_level_equals_scalar() {
     group_counts::<i64>(62);
     group_counts::<u8>(63);
 }
+
+/// Absurd sizes and counts are errors, not panics or aborts: cells that
+/// overflow `usize` or cannot be allocated, and a merge that would take a
+/// count past `i64::MAX` (refused whole, nothing changed).
+#[test]
+fn absurd_tables_and_merged_counts_are_errors() {
+    let too_large = |r: Result<(), Error>| {
+        assert!(matches!(r, Err(Error::InvalidArgument { .. })), "{r:?}");
+    };
+    let big = Groups::u16(65536).unwrap();
+    too_large(GroupTable::<f64>::new(big, usize::MAX / 1024, Aggs::SUM).map(drop));
+    let one = Groups::u8(1).unwrap();
+    // Cells times lanes overflow; then cells whose bytes pass `isize::MAX`.
+    too_large(GroupTable::<f64>::new(one, usize::MAX / 4, Aggs::SUM).map(drop));
+    too_large(GroupTable::<f64>::new(one, usize::MAX / 16, Aggs::MIN).map(drop));
+    let g = Groups::u8(256).unwrap();
+    too_large(GroupTable::<i64>::new(g, usize::MAX, Aggs::empty()).map(drop));
+
+    let mut t = GroupTable::<i64>::new(one, 1, Aggs::SUM).unwrap();
+    t.add(Keys::U8(&[0]), &[&[5]], None).unwrap();
+    for _ in 0..62 {
+        let c = t.clone();
+        t.merge(&c).unwrap();
+    }
+    assert_eq!(t.count(0), 1 << 62);
+    let c = t.clone();
+    too_large(t.merge(&c));
+    assert_eq!((t.count(0), t.sum(0, 0)), (1 << 62, 5 << 62));
+    // Below the bound a table still counts rows.
+    t.add(Keys::U8(&[0; 3]), &[&[1; 3]], None).unwrap();
+    assert_eq!(t.count(0), (1 << 62) + 3);
+}
