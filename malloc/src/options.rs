@@ -137,15 +137,28 @@ pub fn from_env() -> EnvOptions {
 pub fn warn_bad_env() {
     let _ = from_lookup(getenv, |name, value, err| {
         let mut w = StackWriter::<256>::new();
-        let shown = &value[..value.len().min(64)];
         let _ = writeln!(
             w,
             "keel-malloc: ignoring {name}={}: {}",
-            core::str::from_utf8(shown).unwrap_or("<not UTF-8>"),
+            shown(value),
             err.describe()
         );
         w.write_to_stderr();
     });
+}
+
+/// A value as a warning shows it: its first 64 bytes, cut back to the last
+/// whole character, or `<not UTF-8>`.
+fn shown(value: &[u8]) -> &str {
+    let head = &value[..value.len().min(64)];
+    match core::str::from_utf8(head) {
+        Ok(s) => s,
+        // Only the cut split a character: show what comes before it.
+        Err(e) if e.error_len().is_none() => {
+            core::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => "<not UTF-8>",
+    }
 }
 
 /// One variable's bytes, if set. Names are the fixed ASCII names above.
@@ -184,6 +197,15 @@ mod tests {
             parse_number(b"18446744073709551616"),
             Err(OptionError::TooLarge)
         );
+    }
+
+    #[test]
+    fn warnings_show_whole_characters() {
+        let long = [&[b'a'; 63][..], "é".as_bytes()].concat();
+        assert_eq!(shown(&long), &"a".repeat(63)[..]);
+        assert_eq!(shown("décalé".as_bytes()), "décalé");
+        assert_eq!(shown(b"\xff1"), "<not UTF-8>");
+        assert_eq!(shown(&[b'7'; 80]), &"7".repeat(64)[..]);
     }
 
     #[test]
