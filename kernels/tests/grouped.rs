@@ -742,7 +742,7 @@ fn absurd_tables_and_merged_counts_are_errors() {
     let one = Groups::u8(1).unwrap();
     // Cells times lanes overflow; then cells whose bytes pass `isize::MAX`.
     too_large(GroupTable::<f64>::new(one, usize::MAX / 4, Aggs::SUM).map(drop));
-    too_large(GroupTable::<f64>::new(one, usize::MAX / 16, Aggs::MIN).map(drop));
+    too_large(GroupTable::<f64>::new(one, usize::MAX / 8, Aggs::MIN).map(drop));
     let g = Groups::u8(256).unwrap();
     too_large(GroupTable::<i64>::new(g, usize::MAX, Aggs::empty()).map(drop));
 
