@@ -33,6 +33,12 @@ pub const MAX_WIDTH: usize = 1 << 16;
 /// not start tens of thousands of threads. The builder's own
 /// [`Builder::width`] is taken as asked, up to [`MAX_WIDTH`].
 pub const ENV_WIDTH_PER_CPU: usize = 4;
+/// A spin window read from the environment or the config file is capped at
+/// this (with a note in [`Config::notes`]): a spin is a core burned while
+/// idle, and a typo such as `KEEL_SPIN_US=10000000000` must not keep idle
+/// workers from ever parking. The builder's own
+/// [`Builder::spin_window`] is taken as asked.
+pub const ENV_MAX_SPIN: Duration = Duration::from_millis(10);
 
 /// Why a pool could not be built.
 #[derive(Debug)]
@@ -183,7 +189,8 @@ impl Builder {
 
     /// How long an idle worker, or a submitter waiting for its batch, spins
     /// before it parks (0 parks at once). Overrides [`ENV_SPIN_US`] and the
-    /// config file.
+    /// config file; taken as asked, where a window from those is capped at
+    /// [`ENV_MAX_SPIN`].
     pub fn spin_window(mut self, window: Duration) -> Self {
         self.spin = Some(window);
         self
@@ -293,7 +300,18 @@ impl Builder {
         };
         let (spin, spin_source) = match self.spin {
             Some(s) => (s, Source::Builder),
-            None => settings.spin().unwrap_or((DEFAULT_SPIN, Source::Default)),
+            None => match settings.spin() {
+                Some((s, src)) if s > ENV_MAX_SPIN => {
+                    notes.push(format!(
+                        "{ENV_SPIN_US}={} capped at {}: a longer spin keeps idle workers from parking",
+                        s.as_micros(),
+                        ENV_MAX_SPIN.as_micros()
+                    ));
+                    (ENV_MAX_SPIN, src)
+                }
+                Some(s) => s,
+                None => (DEFAULT_SPIN, Source::Default),
+            },
         };
         let workers = width - 1;
         #[cfg(feature = "topology")]

@@ -49,8 +49,8 @@ mod worker;
 #[cfg(feature = "topology")]
 pub use affinity::{BindError, Binding, places, plan};
 pub use builder::{
-    BuildError, Builder, Config, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS,
-    MAX_WIDTH, Source,
+    BuildError, Builder, Config, DEFAULT_SPIN, ENV_MAX_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU,
+    ENV_WORKERS, MAX_WIDTH, Source,
 };
 pub use cancel::{Cancel, Cancelled};
 pub use hand::Hand;

@@ -13,7 +13,7 @@
 //! | key | value | read by |
 //! |---|---|---|
 //! | `KEEL_WORKERS` | pool width, an integer ≥ 1 | the pool |
-//! | `KEEL_SPIN_US` | spin window in µs, an integer ≥ 0 | the pool |
+//! | `KEEL_SPIN_US` | spin window in µs, an integer ≥ 0 (the pool caps it at 10 ms) | the pool |
 //! | `KEEL_BIND` | `none`, `close` or `spread` | the pool |
 //! | `KEEL_PLACEMENT` | `auto`, `interleave`, `default` or `node:N` | the runtime |
 //! | `KEEL_WIDTH_SCAN`, `KEEL_WIDTH_GATHER`, `KEEL_WIDTH_COMPUTE` | recommended hands per batch for each kind of work, an integer ≥ 1 | the runtime |
@@ -203,6 +203,14 @@ impl Settings {
                 .push(format!("{CONFIG} is empty: no config file read"));
             return;
         }
+        // Only a regular file is read: opening a FIFO blocks until a writer
+        // comes, and a terminal or a device may never end. (A missing file
+        // goes on to the open, which says why.)
+        if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+            self.notes
+                .push(format!("{CONFIG}={shown}: not a regular file, not read"));
+            return;
+        }
         let mut bytes = Vec::new();
         let read = std::fs::File::open(path)
             .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
@@ -229,6 +237,8 @@ impl Settings {
 
     /// Parses a file's `text`; `name` labels its notes.
     fn parse_into(&mut self, text: &str, name: &str) {
+        // A byte-order mark (some editors write one) is no part of a key.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         for (n, line) in text.lines().enumerate() {
             let at = n + 1;
             let line = line.split('#').next().unwrap_or("").trim();

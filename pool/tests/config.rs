@@ -2,8 +2,8 @@
 #![cfg(not(keel_loom))]
 
 use keel_pool::{
-    BuildError, DEFAULT_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS, MAX_WIDTH, Pool, Source,
-    settings::Settings,
+    BuildError, DEFAULT_SPIN, ENV_MAX_SPIN, ENV_SPIN_US, ENV_WIDTH_PER_CPU, ENV_WORKERS, MAX_WIDTH,
+    Pool, Source, settings::Settings,
 };
 use std::time::Duration;
 
@@ -165,4 +165,33 @@ fn thread_name_with_nul_is_an_error() {
         *name.lock().unwrap() = std::thread::current().name().map(str::to_string);
     });
     assert_eq!(name.into_inner().unwrap().as_deref(), Some("scan-0"));
+}
+
+/// A spin window from the settings is capped, with a note (an idle pool
+/// must park); the builder's own is taken as asked.
+#[test]
+fn a_huge_spin_from_the_settings_is_capped() {
+    let p = Pool::builder()
+        .settings(Settings::parse("KEEL_SPIN_US=18446744073709551615\n"))
+        .width(2)
+        .build()
+        .unwrap();
+    let c = p.config();
+    assert_eq!((c.spin, c.spin_source), (ENV_MAX_SPIN, Source::File));
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.contains("KEEL_SPIN_US=18446744073709551615 capped at 10000")),
+        "{:?}",
+        c.notes
+    );
+    drop(p);
+    let p = Pool::builder()
+        .settings(Settings::new())
+        .width(1)
+        .spin_window(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    assert_eq!(p.config().spin, Duration::from_secs(1));
+    assert!(p.config().notes.is_empty(), "{:?}", p.config().notes);
 }

@@ -195,7 +195,7 @@ fn unreadable_files_are_notes() {
         (missing.clone(), "cannot read"),
         (big.clone(), "larger than 65536 bytes"),
         (binary.clone(), "not UTF-8"),
-        (dir, "cannot read"),
+        (dir, "not a regular file"),
         (PathBuf::new(), "KEEL_CONFIG is empty"),
     ] {
         let p = path.to_str().unwrap().to_string();
@@ -208,6 +208,31 @@ fn unreadable_files_are_notes() {
     }
     std::fs::remove_file(big).unwrap();
     std::fs::remove_file(binary).unwrap();
+    // A FIFO with no writer: opened for reading it would block for ever.
+    #[cfg(unix)]
+    {
+        let fifo = std::env::temp_dir().join(format!("keel-pool-{}-fifo", std::process::id()));
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let p = fifo.to_str().unwrap().to_string();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let s = Settings::from_lookup(env(&[(settings::CONFIG, &p)]));
+            let _ = tx.send(s.notes().to_vec());
+        });
+        let notes = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("reading a FIFO as the config file hung");
+        assert!(
+            notes.len() == 1 && notes[0].contains("not a regular file"),
+            "{notes:?}"
+        );
+        std::fs::remove_file(fifo).unwrap();
+    }
+    // A byte-order mark before the first key.
+    let s = Settings::parse("\u{feff}KEEL_WORKERS=3\n");
+    assert_eq!((s.workers(), s.notes().len()), (Some((3, Source::File)), 0));
 }
 
 /// The only test in this binary that touches the environment or builds a

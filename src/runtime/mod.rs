@@ -370,7 +370,9 @@ impl Runtime {
 
     /// The min and max of `values` if `max - min <= budget`, or `None` as
     /// soon as any hand sees the span exceed it: every hand shares one abort
-    /// flag and checks it every [`keel_kernels::span::CHECK_ROWS`] rows.
+    /// flag and checks it every [`keel_kernels::span::CHECK_ROWS`] rows. An
+    /// empty column has no min and max, so it is `None` too: test
+    /// `values.is_empty()` first where the two must be told apart.
     ///
     /// ```
     /// use keel_rt::Runtime;
