@@ -84,6 +84,7 @@ pub fn parse_cpulist(text: &str) -> Result<CpuSet, ParseError> {
     if t.is_empty() {
         return Ok(CpuSet::new());
     }
+    let mut ranges: alloc::vec::Vec<(usize, usize)> = alloc::vec::Vec::new();
     for part in t.split(',') {
         let part = part.trim();
         let (a, b) = match part.split_once('-') {
@@ -96,6 +97,24 @@ pub fn parse_cpulist(text: &str) -> Result<CpuSet, ParseError> {
         if b < a {
             return Err(ParseError::new(WHAT, text, "range runs backwards"));
         }
+        ranges.push((a, b));
+    }
+    // A kernel's list is ascending and disjoint, so each word is filled
+    // once; any other is sorted and merged first, so that one range
+    // repeated (`0-1048575`, 16 Ki words, thousands of times) costs its
+    // words once, not once a copy.
+    if ranges.windows(2).any(|w| w[1].0 <= w[0].1) {
+        ranges.sort_unstable();
+        let mut merged: alloc::vec::Vec<(usize, usize)> = alloc::vec::Vec::new();
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1 => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        ranges = merged;
+    }
+    for (a, b) in ranges {
         set_range(&mut words, a, b);
     }
     Ok(CpuSet::from_words(words))
@@ -268,6 +287,7 @@ pub fn parse_hex_u64(text: &str) -> Result<u64, ParseError> {
 /// assert_eq!(parse_cpu_max("150000 100000\n"), Ok(Some(1.5)));
 /// assert_eq!(parse_cpu_max("max 100000"), Ok(None));
 /// assert!(parse_cpu_max("150000 0").is_err());
+/// assert!(parse_cpu_max("0 100000").is_err());
 /// ```
 pub fn parse_cpu_max(text: &str) -> Result<Option<f64>, ParseError> {
     const WHAT: &str = "cpu.max";
@@ -285,6 +305,10 @@ pub fn parse_cpu_max(text: &str) -> Result<Option<f64>, ParseError> {
         return Ok(None);
     }
     let q = parse_u64(q).ok_or_else(|| ParseError::new(WHAT, text, "quota is not a number"))?;
+    if q == 0 {
+        // The kernel refuses a quota under 1 ms.
+        return Err(ParseError::new(WHAT, text, "quota is zero"));
+    }
     Ok(Some(q as f64 / p as f64))
 }
 
@@ -307,6 +331,9 @@ pub fn parse_cfs_quota(quota: &str, period: &str) -> Result<Option<f64>, ParseEr
     })?;
     if q < 0 {
         return Ok(None);
+    }
+    if q == 0 {
+        return Err(ParseError::new("cpu.cfs_quota_us", quota, "quota is zero"));
     }
     if p <= 0 {
         return Err(ParseError::new(

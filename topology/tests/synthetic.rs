@@ -691,3 +691,56 @@ fn a_core_split_over_packages_has_none() {
     );
     assert_eq!(topo.cores()[0].package, None);
 }
+
+/// A hostile root costs little and stays inside itself: a cpulist that
+/// repeats one wide range is merged before it is filled; an attribute
+/// past 1 MiB is an error, not a long parse; a `cpuN` entry that is no
+/// directory (a link in a loop) is no CPU; a cgroup path that climbs out
+/// with `..` is not followed (the mount's own files apply); a zero quota
+/// (which the kernel refuses) is an error naming its file.
+#[test]
+fn hostile_lists_links_paths_and_quotas() {
+    let text = "1-1048575,".repeat(100_000) + "0";
+    let t0 = std::time::Instant::now();
+    let s = keel_topology::parse::parse_cpulist(&text).unwrap();
+    assert_eq!(s.len(), keel_topology::parse::MAX_CPU + 1);
+    let took = t0.elapsed();
+    assert!(took < std::time::Duration::from_secs(5), "took {took:?}");
+
+    let m = machine("hostile", 8);
+    m.write(
+        "sys/devices/system/cpu/online",
+        &("0-7,".repeat(300_000) + "0"),
+    );
+    let err = m.load().unwrap_err().to_string();
+    assert!(
+        err.contains("online") && err.contains("larger than 1 MiB"),
+        "{err}"
+    );
+    m.write("sys/devices/system/cpu/online", "0-7\n");
+
+    #[cfg(unix)]
+    {
+        let d = m.0.join("sys/devices/system/cpu");
+        std::os::unix::fs::symlink(d.join("cpu9"), d.join("cpu8")).unwrap();
+        std::os::unix::fs::symlink(d.join("cpu8"), d.join("cpu9")).unwrap();
+        m.remove("sys/devices/system/cpu/online");
+        assert_eq!(m.load().unwrap().usable_cpus(), &set("0-7"));
+        m.write("sys/devices/system/cpu/online", "0-7\n");
+    }
+
+    m.write("proc/self/cgroup", "0::/../../x\n");
+    m.write(
+        "proc/self/mountinfo",
+        "30 1 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n",
+    );
+    m.write("sys/fs/cgroup/cgroup.controllers", "cpuset cpu\n");
+    m.write("sys/x/cpu.max", "50000 100000\n");
+    assert_eq!(m.load().unwrap().cpu_quota(), None, "read sys/x through ..");
+    m.write("sys/fs/cgroup/cpu.max", "0 100000\n");
+    let err = m.load().unwrap_err().to_string();
+    assert!(
+        err.contains("sys/fs/cgroup/cpu.max") && err.contains("zero"),
+        "{err}"
+    );
+}

@@ -17,9 +17,14 @@ pub(crate) const NODE_DIR: &str = "sys/devices/system/node";
 
 pub(crate) type Res<T> = Result<T, TopologyError>;
 
-/// The most a file may hold: far above any real attribute or procfs table
-/// (cpuinfo of 8192 CPUs is ~20 MiB), far below what would hurt.
+/// The most a table may hold (cpuinfo, the mount table): far above any
+/// real one (cpuinfo of 8192 CPUs is ~20 MiB), far below what would hurt.
 const MAX_FILE_BYTES: u64 = 64 << 20;
+
+/// The most an attribute may hold: the longest real one, a cpulist of
+/// 8192 CPUs each on its own, is under 48 KiB; a hostile list of many MiB
+/// would take seconds to parse.
+const MAX_ATTR_BYTES: u64 = 1 << 20;
 
 /// Reads a whole file without asking its size first: sysfs reports 4096
 /// for every attribute, so the `stat` that `fs::read` makes buys nothing.
@@ -28,7 +33,7 @@ const MAX_FILE_BYTES: u64 = 64 << 20;
 /// [`MAX_FILE_BYTES`] (a link to `/dev/zero` would never end), and the
 /// open does not block (a FIFO without a writer would wait forever; it
 /// reads as empty).
-fn read_small(path: &Path) -> io::Result<Vec<u8>> {
+fn read_small(path: &Path, max: u64) -> io::Result<Vec<u8>> {
     use std::io::Read as _;
     let mut opts = fs::OpenOptions::new();
     opts.read(true);
@@ -40,12 +45,9 @@ fn read_small(path: &Path) -> io::Result<Vec<u8>> {
     }
     let f = opts.open(path)?;
     let mut buf = Vec::with_capacity(128);
-    f.take(MAX_FILE_BYTES + 1).read_to_end(&mut buf)?;
-    if buf.len() as u64 > MAX_FILE_BYTES {
-        return Err(io::Error::other(format!(
-            "larger than {} MiB",
-            MAX_FILE_BYTES >> 20
-        )));
+    f.take(max + 1).read_to_end(&mut buf)?;
+    if buf.len() as u64 > max {
+        return Err(io::Error::other(format!("larger than {} MiB", max >> 20)));
     }
     Ok(buf)
 }
@@ -66,14 +68,24 @@ impl Sysfs {
         self.root.join(rel.trim_start_matches('/'))
     }
 
+    /// Whether `rel` stays under the root: a path the root's own files
+    /// name (a cgroup path, a mount point) may climb out with `..`, and a
+    /// recorded root must never read the live machine's files.
+    fn inside(rel: &str) -> bool {
+        !rel.split('/').any(|c| c == "..")
+    }
+
     pub(crate) fn shown(&self, rel: &str) -> String {
         self.path(rel).display().to_string()
     }
 
     /// The file's bytes up to its first NUL; `None` when it is absent (or
     /// unreadable the way sysfs attributes without a value are).
-    fn bytes(&self, rel: &str) -> Res<Option<Vec<u8>>> {
-        match read_small(&self.path(rel)) {
+    fn bytes(&self, rel: &str, max: u64) -> Res<Option<Vec<u8>>> {
+        if !Self::inside(rel) {
+            return Ok(None);
+        }
+        match read_small(&self.path(rel), max) {
             Ok(mut bytes) => {
                 // Some kernels (and captures of them) end attributes with a
                 // NUL; like C readers, the text stops there.
@@ -102,7 +114,7 @@ impl Sysfs {
     /// The file's text; `None` when it is absent (or unreadable the way
     /// sysfs attributes without a value are).
     pub(crate) fn text(&self, rel: &str) -> Res<Option<String>> {
-        let Some(bytes) = self.bytes(rel)? else {
+        let Some(bytes) = self.bytes(rel, MAX_ATTR_BYTES)? else {
             return Ok(None);
         };
         match String::from_utf8(bytes) {
@@ -119,7 +131,7 @@ impl Sysfs {
     /// name in another encoding must not hide the lines around it.
     pub(crate) fn text_lossy(&self, rel: &str) -> Res<Option<String>> {
         Ok(self
-            .bytes(rel)?
+            .bytes(rel, MAX_FILE_BYTES)?
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
@@ -158,15 +170,20 @@ impl Sysfs {
     }
 
     pub(crate) fn exists(&self, rel: &str) -> bool {
-        self.path(rel).exists()
+        Self::inside(rel) && self.path(rel).exists()
     }
 
-    /// Numbers `N` of the entries `PREFIXN` in a directory, sorted (and
-    /// so unique: `N` is written without leading zeros).
+    /// Numbers `N` of the directories `PREFIXN` in a directory, sorted
+    /// (and so unique: `N` is written without leading zeros). An entry that
+    /// is no directory (a file, a link in a loop) is none.
     pub(crate) fn numbered(&self, rel: &str, prefix: &str) -> Vec<usize> {
+        if !Self::inside(rel) {
+            return Vec::new();
+        }
         let mut v: Vec<usize> = match fs::read_dir(self.path(rel)) {
             Ok(d) => d
                 .filter_map(|e| e.ok())
+                .filter(|e| e.path().is_dir())
                 .filter_map(|e| {
                     let name = e.file_name();
                     let rest = name.to_str()?.strip_prefix(prefix)?;
