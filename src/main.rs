@@ -23,10 +23,25 @@ commands:
 `keel <command> --help` says more about each.
 ";
 
-/// Writes `text` to stdout; a closed pipe (`keel topo | head`) is not
-/// worth a panic.
-fn print(text: &str) {
-    let _ = std::io::stdout().write_all(text.as_bytes());
+/// Writes `text` to stdout. A closed pipe (`keel topo | head`) is the
+/// reader's choice, not worth a word; any other failure (a full disk) is
+/// the output lost, so it is said and the command fails.
+fn print(text: &str) -> bool {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
+        Err(e) => {
+            say(&format!("keel: cannot write the output: {e}"));
+            false
+        }
+    }
+}
+
+/// Writes a line to stderr, whatever becomes of it (`eprintln!` panics
+/// when stderr is closed or full).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 fn main() -> ExitCode {
@@ -35,19 +50,18 @@ fn main() -> ExitCode {
     let cmd = match p.next() {
         Ok(Some(Value(cmd))) => cmd,
         Ok(Some(Short('h') | Long("help"))) => {
-            print(USAGE);
-            return ExitCode::SUCCESS;
+            return status(print(USAGE));
         }
         Ok(None) => {
-            eprint!("{USAGE}");
+            say(USAGE.trim_end());
             return ExitCode::FAILURE;
         }
         Ok(Some(arg)) => {
-            eprintln!("keel: {}\n\n{USAGE}", arg.unexpected());
+            say(&format!("keel: {}\n\n{USAGE}", arg.unexpected()));
             return ExitCode::FAILURE;
         }
         Err(e) => {
-            eprintln!("keel: {e}\n\n{USAGE}");
+            say(&format!("keel: {e}\n\n{USAGE}"));
             return ExitCode::FAILURE;
         }
     };
@@ -58,23 +72,29 @@ fn main() -> ExitCode {
         Some("help") => Ok((USAGE.to_string(), None)),
         _ => {
             let cmd = cmd.to_string_lossy();
-            eprintln!("keel: unknown command `{cmd}`\n\n{USAGE}");
+            say(&format!("keel: unknown command `{cmd}`\n\n{USAGE}"));
             return ExitCode::FAILURE;
         }
     };
     match result {
-        Ok((text, None)) => {
-            print(&text);
-            ExitCode::SUCCESS
-        }
+        Ok((text, None)) => status(print(&text)),
         Ok((text, Some(e))) => {
             print(&text);
-            eprintln!("keel {}: {e}", cmd.to_string_lossy());
+            say(&format!("keel {}: {e}", cmd.to_string_lossy()));
             ExitCode::FAILURE
         }
         Err(e) => {
-            eprintln!("keel {}: {e}", cmd.to_string_lossy());
+            say(&format!("keel {}: {e}", cmd.to_string_lossy()));
             ExitCode::FAILURE
         }
+    }
+}
+
+/// Success if the output was written.
+fn status(written: bool) -> ExitCode {
+    if written {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
     }
 }

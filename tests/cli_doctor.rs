@@ -391,4 +391,12 @@ fn doctor_arguments() {
     assert!(err.contains("--out"), "{err}");
     // The plan of measurements is announced before the first one starts.
     assert!(!err.contains("measurements on"), "it measured first: {err}");
+    // So does a folder that exists but takes no file.
+    if Path::new("/proc/self").is_dir() {
+        let out = keel(&["doctor", "--out", "/proc/self"], &[], limit);
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot write there"), "{err}");
+        assert!(!err.contains("measurements on"), "it measured first: {err}");
+    }
 }

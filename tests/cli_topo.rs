@@ -129,6 +129,26 @@ fn missing_root_and_bad_arguments_fail() {
     assert!(!out.status.success());
     let out = keel(&["topo", "--root"]);
     assert!(!out.status.success());
+    // Output that cannot be written (a full disk) fails the command, with
+    // a word; a closed stderr is no panic.
+    if let Ok(full) = std::fs::File::create("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args(["topo", "--json"])
+            .stdout(full)
+            .output()
+            .expect("run keel");
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("cannot write the output"), "{err}");
+    }
+    if let Ok(full) = std::fs::File::create("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_keel"))
+            .args(["topo", "--frobnicate"])
+            .stderr(full)
+            .output()
+            .expect("run keel");
+        assert_eq!(out.status.code(), Some(1), "a panic is 101");
+    }
 }
 
 #[test]

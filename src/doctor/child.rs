@@ -253,10 +253,11 @@ pub fn llc_bytes(t: &Topology) -> u64 {
             .filter(|c| c.kind != CacheKind::Instruction)
     };
     let level = data().map(|c| c.level).max().unwrap_or(0);
+    // Saturating: a recorded size may be absurd (the parser takes what
+    // sysfs says), and a sum of two must not overflow.
     data()
         .filter(|c| c.level == level)
-        .map(|c| c.size_bytes)
-        .sum()
+        .fold(0u64, |t, c| t.saturating_add(c.size_bytes))
 }
 
 /// A column of `n` values whose pages are placed as asked before they are

@@ -16,6 +16,7 @@ pub mod recommend;
 mod report;
 mod spawn;
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -175,7 +176,8 @@ impl Runner {
                 // A hidden bar (stderr not a terminal) prints nothing.
                 let line = format!("keel doctor: {id}: {what}");
                 if self.bar.is_hidden() {
-                    eprintln!("{line}");
+                    // (Not `eprintln!`, which panics when stderr is closed.)
+                    let _ = writeln!(std::io::stderr(), "{line}");
                 } else {
                     self.bar.println(line);
                 }
@@ -210,6 +212,12 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
     // not after minutes of measurements.
     if let Some(dir) = &o.out {
         std::fs::create_dir_all(dir).map_err(|e| format!("--out {}: {e}", dir.display()))?;
+        // A folder that exists but takes no file (`/proc/self`, a
+        // read-only mount) fails now too.
+        let probe = dir.join(".keel-doctor-write-test");
+        std::fs::write(&probe, b"")
+            .and_then(|()| std::fs::remove_file(&probe))
+            .map_err(|e| format!("--out {}: cannot write there: {e}", dir.display()))?;
     }
     let asked = |q| o.only.is_empty() || o.only.contains(&q);
     let machine = Machine::detect();
@@ -235,7 +243,8 @@ pub fn run(o: &Options) -> Result<Outcome, String> {
         .map(|&k| budget.child_time(k, machine.llc_bytes) * children(k) as u32)
         .sum::<Duration>()
         + budget.spin_time() * spins as u32;
-    eprintln!(
+    let _ = writeln!(
+        std::io::stderr(),
         "keel doctor: up to {total} measurements on {} CPUs ({} cores), each in a fresh process; expected duration about {}{}",
         machine.cpus,
         machine.cores,
