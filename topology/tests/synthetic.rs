@@ -744,3 +744,20 @@ fn hostile_lists_links_paths_and_quotas() {
         "{err}"
     );
 }
+
+/// A CPU whose own sibling list is broken (naming only an absent CPU, or
+/// none) still has its core and its package: the lists name their own
+/// CPU, and a sibling whose list names it joins that core.
+#[test]
+fn a_broken_sibling_list_loses_no_core_or_package() {
+    for mask in ["100\n", "0\n"] {
+        let m = machine("sib-broken", 8);
+        m.write("sys/devices/system/cpu/cpu0/topology/thread_siblings", mask);
+        let t = m.load().unwrap();
+        let cores: Vec<String> = t.cores().iter().map(|c| c.cpus.to_string()).collect();
+        assert_eq!(cores, ["0-1", "2-3", "4-5", "6-7"], "mask {mask:?}");
+        assert_eq!(t.packages().len(), 1, "mask {mask:?}");
+        assert_eq!(t.packages()[0].cpus, set("0-7"), "mask {mask:?}");
+        assert_eq!(t.workers_for(Work::Bandwidth), 4, "mask {mask:?}");
+    }
+}

@@ -19,6 +19,8 @@ pub(crate) fn read_cores_and_packages(
     // compute units, where hwloc makes one core per thread).
     let mut thread_with_core_id: i8 = if info.is_amd_with_cu { -1 } else { 0 };
     let mut cores_seen = false;
+    // Each CPU and the first CPU its core list names, for CPUs no core took.
+    let mut named: std::vec::Vec<(usize, usize)> = std::vec::Vec::new();
     for i in topo.iter() {
         let t = format!("{CPU_DIR}/cpu{i}/topology");
         let mut not_first_of_core = false;
@@ -28,7 +30,12 @@ pub(crate) fn read_cores_and_packages(
         };
         if let Some(coreset) = coreset {
             cores_seen = true;
-            let coreset = coreset.and(topo);
+            // A CPU's own lists name it; a broken one (empty, or naming
+            // only offline CPUs) must not leave it, and the package it
+            // would make, out.
+            let mut coreset = coreset.and(topo);
+            coreset.insert(i);
+            named.push((i, coreset.first().unwrap_or(i)));
             if coreset.len() > 1 && thread_with_core_id == -1 {
                 let mine = fs.int(&format!("{t}/core_id"))?;
                 let sib = coreset.iter().find(|&c| c != i).unwrap_or(i);
@@ -49,7 +56,11 @@ pub(crate) fn read_cores_and_packages(
             Some(s) => Some(s),
             None => fs.cpumask(&format!("{t}/core_siblings"))?,
         };
-        let pkg = pkg.map(|p| p.and(topo));
+        let pkg = pkg.map(|p| {
+            let mut p = p.and(topo);
+            p.insert(i);
+            p
+        });
         if let Some(pkg) = &pkg {
             if pkg.first() == Some(i) {
                 let id = fs.int(&format!("{t}/physical_package_id"))?;
@@ -75,6 +86,20 @@ pub(crate) fn read_cores_and_packages(
     if !cores_seen && !topo.is_empty() {
         raw.notes
             .push("no core sibling lists in sysfs: physical cores unknown".into());
+    }
+    // A CPU whose list names an earlier CPU whose own list left it out
+    // (lists that disagree) joins that CPU's core, or is a core alone.
+    for (i, first) in named {
+        if raw.cores.iter().any(|c| c.contains(i)) {
+            continue;
+        }
+        match raw.cores.iter_mut().find(|c| c.contains(first)) {
+            Some(c) => c.insert(i),
+            None => raw.cores.push(core::iter::once(i).collect()),
+        }
+        raw.notes.push(format!(
+            "cpu{i}: its core's sibling lists disagree; put in the core of cpu{first}"
+        ));
     }
     Ok(())
 }
