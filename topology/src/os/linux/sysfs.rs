@@ -183,7 +183,13 @@ impl Sysfs {
         let mut v: Vec<usize> = match fs::read_dir(self.path(rel)) {
             Ok(d) => d
                 .filter_map(|e| e.ok())
-                .filter(|e| e.path().is_dir())
+                // The entry's type comes with the listing; only a link
+                // costs a `stat` (which a loop fails).
+                .filter(|e| match e.file_type() {
+                    Ok(t) if t.is_symlink() => e.path().is_dir(),
+                    Ok(t) => t.is_dir(),
+                    Err(_) => e.path().is_dir(),
+                })
                 .filter_map(|e| {
                     let name = e.file_name();
                     let rest = name.to_str()?.strip_prefix(prefix)?;
