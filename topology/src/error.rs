@@ -77,6 +77,12 @@ impl fmt::Display for TopologyError {
                 f,
                 "{path}: lists no CPU (no cpuN directories, no online file), and there is no proc/cpuinfo"
             ),
+            // No online CPU at all (an online list naming no CPU directory
+            // the root has) is not a question of the allowed CPUs.
+            TopologyError::NoUsableCpus { online, .. } if online.is_empty() => write!(
+                f,
+                "no usable CPU: no online CPU (none the online list names has its cpuN directory)"
+            ),
             TopologyError::NoUsableCpus { online, allowed } => write!(
                 f,
                 "no usable CPU: online CPUs {online:?} and allowed CPUs {allowed:?} do not intersect"

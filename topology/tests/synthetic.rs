@@ -761,3 +761,16 @@ fn a_broken_sibling_list_loses_no_core_or_package() {
         assert_eq!(t.workers_for(Work::Bandwidth), 4, "mask {mask:?}");
     }
 }
+
+/// An online list naming only CPUs the root has no directory for says so,
+/// rather than blaming the allowed CPUs.
+#[test]
+fn an_online_list_of_absent_cpus_says_so() {
+    let m = machine("online-absent", 4);
+    m.write("sys/devices/system/cpu/online", "1000000\n");
+    let err = m.load().unwrap_err().to_string();
+    assert!(
+        err.contains("no online CPU") && !err.contains("intersect"),
+        "{err}"
+    );
+}
