@@ -37,13 +37,20 @@ impl<const N: usize> StackWriter<N> {
 
     /// Writes the buffer to stderr (file descriptor 2).
     pub fn write_to_stderr(&self) {
-        self.write_to(2);
+        // SAFETY: descriptor 2 is the process's stderr by convention; if
+        // it is closed the write fails quietly.
+        unsafe { self.write_to(2) };
     }
 
     /// Writes the buffer to file descriptor `fd`, in one call where the
     /// kernel allows, retrying on partial writes; gives up quietly if the
     /// descriptor is closed or broken (there is nothing useful to do).
-    pub fn write_to(&self, fd: i32) {
+    ///
+    /// # Safety
+    /// `fd` is a descriptor the caller owns or borrows for the call (I/O
+    /// safety: a raw number could name another part of the program's
+    /// file, socket or pipe).
+    pub unsafe fn write_to(&self, fd: i32) {
         crate::os::write_all(fd, self.as_bytes());
     }
 }

@@ -112,9 +112,12 @@ pub fn print_stats_at_exit() {
             // SAFETY: `name` is NUL-terminated (zero beyond the path).
             let fd = unsafe { libc::open(name.as_ptr().cast(), flags, 0o644) };
             if fd >= 0 {
-                w.write_to(fd);
-                // SAFETY: our own descriptor, opened just now.
-                unsafe { libc::close(fd) };
+                // SAFETY: our own descriptor, opened just now, closed
+                // right after.
+                unsafe {
+                    w.write_to(fd);
+                    libc::close(fd);
+                }
                 return;
             }
         }
@@ -124,7 +127,9 @@ pub fn print_stats_at_exit() {
     let same = identity(fd).is_some_and(|(dev, ino)| {
         dev == KEPT_ID[0].load(Ordering::Relaxed) && ino == KEPT_ID[1].load(Ordering::Relaxed)
     });
-    w.write_to(if fd >= 0 && same { fd } else { 2 });
+    // SAFETY: the kept duplicate of stderr while it is still the file it
+    // was (same device and inode), else stderr itself.
+    unsafe { w.write_to(if fd >= 0 && same { fd } else { 2 }) };
 }
 
 #[cfg(test)]
