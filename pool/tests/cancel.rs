@@ -17,8 +17,12 @@ fn cancel_stops_new_jobs() {
         }
     });
     assert_eq!(r, Err(Cancelled));
+    // Jobs are claimed in index order, and a claimed job is skipped if the
+    // flag is set by the time its hand checks it: each of the other two
+    // hands may hold one job below 100, claimed before the cancel and
+    // checked after it. So at least 99 jobs ran, and not all of them.
     let ran = ran.load(Ordering::SeqCst);
-    assert!((101..k).contains(&ran), "ran {ran}");
+    assert!((99..k).contains(&ran), "ran {ran}");
     // Not cancelled: Ok, every job runs.
     cancel.reset();
     let n = AtomicUsize::new(0);
