@@ -29,10 +29,10 @@
 //!   and only the new tail faults), so the pool holds about as many maps as
 //!   the program keeps live at once instead of one per size it ever asked;
 //! - the pool never holds more than `pool_budget` bytes: a free past it
-//!   unmaps the oldest entries at once; a map aligned beyond a region
-//!   (whose reservation is mostly padding) is unmapped at its free, and a
-//!   full release (`release_pages`, and the retry of a failed allocation)
-//!   unmaps the whole pool;
+//!   unmaps the oldest entries at once; a map whose reservation (with its
+//!   alignment padding) alone exceeds the budget is unmapped at its free,
+//!   and a full release (`release_pages`, and the retry of a failed
+//!   allocation) unmaps the whole pool;
 //! - a pooled map that stays unused for `decay_ms` has its pages released
 //!   (idle decay: any heap's slow path runs the pool's pass once it is due,
 //!   and on Linux the decay thread in `pool.rs` does when no slow path
@@ -461,19 +461,19 @@ unsafe fn repool(h: *mut DirectHeader) {
     });
 }
 
-/// Frees a direct map into the pool, or unmaps it if it alone exceeds the
-/// budget or its alignment reserved more than a region of address space
-/// before it (a pooled map keeps its whole reservation: a freed block
-/// aligned to 1 TiB would hold a TiB of address space).
+/// Frees a direct map into the pool, or unmaps it if its reservation alone
+/// exceeds the budget (a pooled map keeps its whole reservation, alignment
+/// padding included: a freed block aligned to 1 TiB would hold a TiB of
+/// address space).
 ///
 /// # Safety
 /// `h` is the header of a live direct map, not used after this call.
 pub(crate) unsafe fn free(h: *mut DirectHeader) {
     let budget = crate::options::options().pool_budget;
     // SAFETY: the caller hands over a live header.
-    let (usable, padded) = unsafe { ((*h).usable, (*h).data.addr() - (*h).base.addr() > REGION) };
+    let (usable, reserved) = unsafe { ((*h).usable, (*h).map_len) };
     global().direct_in_use.fetch_sub(usable, Ordering::Relaxed);
-    if usable > budget || padded {
+    if reserved > budget {
         // SAFETY: live and unpooled; unlinked from the slack list first.
         unsafe {
             POOL.with(|p| unlink_slack(p, h));
