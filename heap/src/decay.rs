@@ -6,7 +6,7 @@
 //! passed, `nudge.rs`), at a bounded number of passes. Stamps are the coarse
 //! clock in ms, wrapping at 32 bits (ages stay far below 2^31 ms).
 
-use crate::sync::plain::{AtomicU64, Ordering};
+use crate::sync::{AtomicU64, Ordering};
 
 /// "Nothing pending" for a decay deadline.
 pub(crate) const NEVER: u64 = u64::MAX;
@@ -66,8 +66,15 @@ pub(crate) fn note_free(due: &mut u64, last: u64, now: u64) -> bool {
 
 /// The earliest decay deadline of the heaps exited threads abandoned (a
 /// lower bound: a sweep recomputes it; 0 when frees wait on one's foreign
-/// list).
+/// list). loom's type under loom (`loom_models.rs` checks the protocol
+/// that makes it due: `ownership/README.md`).
+#[cfg(not(keel_loom))]
 static ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
+
+#[cfg(keel_loom)]
+loom::lazy_static! {
+    static ref ABANDONED_DUE: AtomicU64 = AtomicU64::new(NEVER);
+}
 
 /// The decay time (ms) of a heap nobody owns: a 256th of `decay` (3 ms of
 /// the default second). Its memory is of use only to a thread that adopts
@@ -120,20 +127,33 @@ pub(crate) fn abandoned_due() -> u64 {
 
 /// Notes that an owner-less heap has frees waiting on its foreign list:
 /// the sweep is due now (a load, and a store only the first time).
+/// Sequentially consistent, as every step of the protocol that makes it
+/// due (`ownership/README.md`, "Frees into a heap that is not the
+/// caller's"): a sweep that takes the flag after this store then finds the
+/// heap let go, or its borrower finds the block.
 #[inline]
 pub(crate) fn note_abandoned_foreign() {
-    if ABANDONED_DUE.load(Ordering::Relaxed) != 0 {
-        ABANDONED_DUE.store(0, Ordering::Relaxed);
+    if ABANDONED_DUE.load(Ordering::SeqCst) != 0 {
+        ABANDONED_DUE.store(0, Ordering::SeqCst);
+        crate::sync::seqcst_pairing();
         crate::pool::thread::wake();
     }
 }
 
 /// Whether the sweep of abandoned heaps is due at `now`; if so, takes it
-/// (what the sweep finds still pending is folded back).
+/// (what the sweep finds still pending is folded back). A compare and
+/// swap, so a free's [`note_abandoned_foreign`] landing between the test
+/// and the take is taken by this sweep, never overwritten.
 pub(crate) fn take_abandoned_due(now: u64) -> bool {
-    if now < ABANDONED_DUE.load(Ordering::Relaxed) {
-        return false;
+    let mut due = ABANDONED_DUE.load(Ordering::SeqCst);
+    while due <= now {
+        match ABANDONED_DUE.compare_exchange(due, NEVER, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => {
+                crate::sync::seqcst_pairing();
+                return true;
+            }
+            Err(d) => due = d,
+        }
     }
-    ABANDONED_DUE.store(NEVER, Ordering::Relaxed);
-    true
+    false
 }

@@ -1,7 +1,8 @@
 //! The cross-thread free list: many producers push, one consumer takes all.
 //!
 //! A thread freeing a block it does not own writes the current head into the
-//! block's first word and publishes the block with a release CAS. The owner
+//! block's first word and publishes the block with a release (sequentially
+//! consistent) CAS. The owner
 //! swaps the head with null (acquire) and walks the chain privately. Taking
 //! the whole list at once means no node is ever popped alone, so there is no
 //! ABA problem, and the blocks themselves are the nodes (no allocation).
@@ -34,9 +35,12 @@ impl ForeignList {
             unsafe { node.cast::<*mut u8>().write(head) };
             match self
                 .head
-                .compare_exchange_weak(head, node, Ordering::Release, Ordering::Relaxed)
+                // Release publishes the link; sequentially consistent for
+                // the check of the heap's owner after the push
+                // (`ownership::push_to_owned`).
+                .compare_exchange_weak(head, node, Ordering::SeqCst, Ordering::Relaxed)
             {
-                Ok(_) => return,
+                Ok(_) => return crate::sync::seqcst_pairing(),
                 Err(h) => head = h,
             }
         }
@@ -63,6 +67,14 @@ impl ForeignList {
     #[inline]
     pub(crate) fn waiting(&self) -> bool {
         !self.head.load(Ordering::Acquire).is_null()
+    }
+
+    /// Whether a block waits, read right after the heap was let go
+    /// (`ownership::let_go`): sequentially consistent, so that either this
+    /// load sees a racing push or that pusher's check sees the let-go.
+    #[inline]
+    pub(crate) fn left_waiting(&self) -> bool {
+        !self.head.load(Ordering::SeqCst).is_null()
     }
 
     /// The node after `node` in a chain from `take_all`.

@@ -232,7 +232,7 @@ impl HeapCore {
         // SAFETY: `p` is in a live region of `o`; see `mark_foreign_free`.
         unsafe {
             Self::mark_foreign_free(p)?;
-            o.foreign.push(p);
+            crate::ownership::push_to_owned(o.ownership(), &o.foreign, p);
         }
         Ok(())
     }

@@ -465,7 +465,8 @@ pub(crate) unsafe fn maybe_collect(h: &HeapCore) -> bool {
 
 impl HeapCore {
     /// Abandons the heap: drains its foreign frees and flushes its block
-    /// cache, then lets go.
+    /// cache, then lets go (making the sweep due if a free that found the
+    /// heap owned landed after the drain).
     ///
     /// Its empty slabs stay as they are (parked, or on their bins), unread:
     /// each is checked whole (`check_emptied`) only where it is dissolved
@@ -487,11 +488,13 @@ impl HeapCore {
             let l = self.local();
             decay::note_abandoned(l.decay_due, l.now_ms);
         }
-        self.ownership().abandon();
+        crate::ownership::let_go(self.ownership(), &self.foreign, false);
     }
 
     /// Ends a borrow: publishes the borrower's counters, hands the decay
-    /// deadline to the sweep of abandoned heaps, and lets go.
+    /// deadline to the sweep of abandoned heaps, and lets go (making the
+    /// sweep due again if a free landed after the borrower's drain: the
+    /// sweep that free made due may have found the heap borrowed).
     ///
     /// # Safety
     /// The caller borrowed the heap and never touches its local state again.
@@ -502,6 +505,6 @@ impl HeapCore {
             let l = self.local();
             decay::note_abandoned(l.decay_due, l.now_ms);
         }
-        self.ownership().end_borrow();
+        crate::ownership::let_go(self.ownership(), &self.foreign, true);
     }
 }

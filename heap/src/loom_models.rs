@@ -2,7 +2,9 @@
 //! push while the owner drains), abandon/adopt (the adopter sees the
 //! previous owner's writes and recovers every foreign free pushed meanwhile;
 //! two adopters racing, one of them `release_pages` abandoning it again;
-//! the sweep borrowing an abandoned heap), the owner's read of a waiting
+//! the sweep borrowing an abandoned heap; a free racing an owner's exit or
+//! landing in a borrowed heap never left with no sweep due), the owner's
+//! read of a waiting
 //! block's foreign mark, and the decay thread's nudge of a live heap
 //! (never lost for good).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
@@ -330,6 +332,114 @@ fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
         // SAFETY: every other thread has been joined; we own the heap.
         let v = h.local.with(|v| unsafe { *v });
         assert_eq!(v, 2, "a free was lost or applied twice");
+    });
+}
+
+/// A free from a thread that does not own the model heap, as
+/// `HeapCore::free_other` makes it: into a heap with no owner, a push and
+/// the sweep made due; into an owned one, `push_to_owned`.
+fn free_unowned(h: &HeapModel, node: *mut u8) {
+    if h.ownership.is_abandoned() {
+        // SAFETY: pushed once, not touched again.
+        unsafe { h.foreign.push(node) };
+        crate::decay::note_abandoned_foreign();
+    } else {
+        // SAFETY: as above.
+        unsafe { crate::ownership::push_to_owned(&h.ownership, &h.foreign, node) };
+    }
+}
+
+/// No free waits on a let-go heap's foreign list without the sweep of
+/// abandoned heaps due (which then borrows the heap and drains it).
+fn assert_not_stranded(h: &HeapModel) {
+    let waiting = !h.foreign.is_empty();
+    let due = crate::decay::abandoned_due();
+    assert!(
+        !waiting || due != crate::decay::NEVER,
+        "a free waits on an abandoned heap with no sweep due"
+    );
+}
+
+/// A free that finds the heap owned races its owner's exit (`abandon`: a
+/// last drain, then `let_go`). Either the owner drains the block, or the
+/// sweep of abandoned heaps is due when it is done (the freer's check of
+/// the state after its push, or the owner's check of the list after its
+/// store). Without both checks the block can wait on the list of a heap
+/// nobody owns, with no sweep due.
+#[test]
+fn loom_free_racing_abandon_leaves_the_sweep_due() {
+    loom::model(|| {
+        let h = Arc::new(HeapModel {
+            ownership: Ownership::new_owned(),
+            foreign: ForeignList::new(),
+            local: UnsafeCell::new(0),
+        });
+        let ns = nodes(1);
+        let freer = {
+            let h = h.clone();
+            let p = SendPtr(ns[0]);
+            thread::spawn(move || {
+                let p = p;
+                free_unowned(&h, p.0)
+            })
+        };
+        // The owner's exit.
+        drain_count(&h);
+        crate::ownership::let_go(&h.ownership, &h.foreign, false);
+        freer.join().unwrap();
+        assert_not_stranded(&h);
+        assert!(h.ownership.try_adopt());
+        drain_count(&h);
+        // SAFETY: every other thread has been joined; we own the heap.
+        assert_eq!(h.local.with(|v| unsafe { *v }), 1);
+    });
+}
+
+/// A free into a heap that another thread has borrowed (`release_pages`,
+/// a statistics snapshot) makes the sweep due; the sweep takes the flag,
+/// finds the heap borrowed and skips it. The borrower's `let_go` reads the
+/// list after it ends the borrow and makes the sweep due again, so the
+/// block is never left with no sweep due; and a sweep that took the flag
+/// after the borrow ended borrows the heap itself.
+#[test]
+fn loom_free_into_a_borrowed_heap_is_swept() {
+    loom::model(|| {
+        let h = Arc::new(HeapModel {
+            ownership: Ownership::new_owned(),
+            foreign: ForeignList::new(),
+            local: UnsafeCell::new(0),
+        });
+        h.ownership.abandon();
+        let ns = nodes(1);
+        let borrow = |h: &HeapModel| {
+            if h.ownership.try_borrow() {
+                drain_count(h);
+                crate::ownership::let_go(&h.ownership, &h.foreign, true);
+            }
+        };
+        let borrower = {
+            let h = h.clone();
+            thread::spawn(move || borrow(&h))
+        };
+        let freer = {
+            let h = h.clone();
+            let p = SendPtr(ns[0]);
+            thread::spawn(move || {
+                let p = p;
+                free_unowned(&h, p.0)
+            })
+        };
+        // The sweep, from some heap's slow path (its clock at 1 ms).
+        if crate::decay::take_abandoned_due(1) {
+            borrow(&h);
+        }
+        borrower.join().unwrap();
+        freer.join().unwrap();
+        assert_not_stranded(&h);
+        assert!(h.ownership.try_adopt());
+        drain_count(&h);
+        // SAFETY: every other thread has been joined; we own the heap.
+        assert_eq!(h.local.with(|v| unsafe { *v }), 1);
     });
 }
 

@@ -564,7 +564,9 @@ pub unsafe fn parent_after_fork() {
 
 /// `pthread_atfork` child handler: releases the locks in the child. Heaps of
 /// threads that do not exist in the child stay owned (their state may be
-/// mid-update), so their memory is leaked there rather than reused.
+/// mid-update), so their memory is leaked there rather than reused; so does
+/// a heap one of them had borrowed (the decay thread's sweep, a statistics
+/// snapshot), which no thread here would give back.
 ///
 /// # Safety
 /// As [`parent_after_fork`], in the child.
@@ -575,6 +577,7 @@ pub unsafe fn child_after_fork() {
         crate::direct::release_pool();
         FALLBACK.release_held();
     }
+    crate::ownership::orphan_borrows();
 }
 
 #[cfg(all(test, not(keel_loom)))]

@@ -18,6 +18,21 @@ pub(crate) mod plain {
     };
 }
 
+/// Follows a sequentially consistent access that pairs with a sequentially
+/// consistent access to another location (the store-buffering shape: a
+/// store, then a load of the other side's location, `ownership::let_go`
+/// against `ownership::push_to_owned`). Nothing in a real build, where the
+/// accesses order themselves (on x86-64 the store is an `xchg` and the CAS
+/// a locked instruction; on aarch64 `stlr`/`ldar`/`casal`). loom takes
+/// `SeqCst` accesses as `AcqRel` (its README, "Unsupported features") and
+/// would report the pattern broken, but models a `SeqCst` fence: under loom
+/// this is one.
+#[inline(always)]
+pub(crate) fn seqcst_pairing() {
+    #[cfg(keel_loom)]
+    loom::sync::atomic::fence(Ordering::SeqCst);
+}
+
 /// One step of a bounded wait for another thread (a spin hint; loom's
 /// scheduler needs a yield instead).
 #[inline]
