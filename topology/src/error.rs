@@ -10,6 +10,14 @@ use crate::parse::ParseError;
 /// Missing files are not errors (they degrade the answer, and
 /// [`Topology::fallback`](crate::Topology::fallback) says how); malformed
 /// text is, and the error names the file and the text.
+///
+/// ```
+/// use keel_topology::{Topology, TopologyError};
+/// let root = std::env::temp_dir().join(format!("keel-no-root-{}", std::process::id()));
+/// let err = Topology::from_root(&root).unwrap_err();
+/// assert!(matches!(err, TopologyError::NotADirectory { exists: false, .. }));
+/// assert!(err.to_string().ends_with("no such directory"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TopologyError {

@@ -86,11 +86,23 @@ pub struct Topology {
 
 impl Topology {
     /// Online logical CPUs.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// assert!(!t.online_cpus().is_empty());
+    /// assert!(t.usable_cpus().is_subset(t.online_cpus()));
+    /// ```
     pub fn online_cpus(&self) -> &CpuSet {
         &self.online
     }
 
     /// CPUs that exist but are offline.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// assert!(!t.offline_cpus().intersects(t.online_cpus()));
+    /// assert!(!t.offline_cpus().intersects(t.usable_cpus()));
+    /// ```
     pub fn offline_cpus(&self) -> &CpuSet {
         &self.offline
     }
@@ -107,17 +119,43 @@ impl Topology {
     }
 
     /// Physical cores with at least one usable CPU.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// let mut seen = keel_topology::CpuSet::new();
+    /// for core in t.cores() {
+    ///     assert!(!core.cpus.intersects(&seen)); // no CPU is in two cores
+    ///     seen = seen.or(&core.cpus);
+    /// }
+    /// assert!(seen.is_subset(t.usable_cpus()));
+    /// ```
     pub fn cores(&self) -> &[Core] {
         &self.cores
     }
 
     /// Packages with at least one usable CPU.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for (i, p) in t.packages().iter().enumerate() {
+    ///     assert!(p.cpus.is_subset(t.usable_cpus()));
+    ///     let held = t.cores().iter().filter(|c| c.package == Some(i));
+    ///     assert!(held.into_iter().all(|c| c.cpus.is_subset(&p.cpus)));
+    /// }
+    /// ```
     pub fn packages(&self) -> &[Package] {
         &self.packages
     }
 
     /// Dies (the usable CPUs of each) where sysfs reports multi-CPU dies;
     /// empty otherwise.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for die in t.dies() {
+    ///     assert!(!die.is_empty() && die.is_subset(t.usable_cpus()));
+    /// }
+    /// ```
     pub fn dies(&self) -> &[CpuSet] {
         &self.dies
     }
@@ -125,32 +163,83 @@ impl Topology {
     /// Clusters (the usable CPUs of each; on ARM, cores sharing an L2 or a
     /// scheduler domain) where sysfs reports them and they differ from
     /// dies and packages; empty otherwise.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for cluster in t.clusters() {
+    ///     assert!(!cluster.is_empty() && cluster.is_subset(t.usable_cpus()));
+    /// }
+    /// ```
     pub fn clusters(&self) -> &[CpuSet] {
         &self.clusters
     }
 
     /// NUMA nodes with at least one usable CPU.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for node in t.numa_nodes() {
+    ///     assert!(!node.cpus.is_empty() && node.cpus.is_subset(t.usable_cpus()));
+    /// }
+    /// assert!(t.cores().iter().all(|c| c.numa_node.is_none_or(|n| n < t.numa_nodes().len())));
+    /// ```
     pub fn numa_nodes(&self) -> &[NumaNode] {
         &self.numa_nodes
     }
 
     /// Every cache instance with at least one usable CPU.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for c in t.caches() {
+    ///     assert!(c.level >= 1 && c.cpus.is_subset(t.usable_cpus()));
+    /// }
+    /// // Deepest levels first.
+    /// assert!(t.caches().windows(2).all(|w| w[0].level >= w[1].level));
+    /// ```
     pub fn caches(&self) -> &[Cache] {
         &self.caches
     }
 
     /// Core kinds, from efficient to performant; empty when the machine
     /// reports nothing to tell kinds apart.
+    ///
+    /// ```
+    /// let t = keel_topology::Topology::detect();
+    /// for kind in t.core_kinds() {
+    ///     assert!(!kind.cpus.is_empty() && kind.cpus.is_subset(t.usable_cpus()));
+    /// }
+    /// assert!(t.cores().iter().all(|c| c.kind.is_none_or(|k| k < t.core_kinds().len())));
+    /// ```
     pub fn core_kinds(&self) -> &[CoreKind] {
         &self.core_kinds
     }
 
     /// The container CPU quota as a number of CPUs (`1.5` = 150 ms per 100 ms).
+    ///
+    /// ```
+    /// use keel_topology::{Topology, Work};
+    /// let t = Topology::detect();
+    /// if let Some(q) = t.cpu_quota() {
+    ///     assert!(q > 0.0);
+    ///     assert!(t.workers_for(Work::Latency) as f64 <= q.ceil().max(1.0));
+    /// }
+    /// ```
     pub fn cpu_quota(&self) -> Option<f64> {
         self.cpu_quota
     }
 
     /// Why the answer is degraded (a fallback source, a missing file), if it is.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("keel-fallback-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(dir.join("sys/devices/system/cpu/cpu0"))?;
+    /// std::fs::write(dir.join("sys/devices/system/cpu/online"), "0\n")?;
+    /// let t = keel_topology::Topology::from_root(&dir)?;
+    /// assert!(t.fallback().is_some_and(|why| why.contains("no sysfs CPU topology")));
+    /// std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn fallback(&self) -> Option<&str> {
         self.fallback.as_deref()
     }

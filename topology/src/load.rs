@@ -19,6 +19,20 @@ use crate::{CpuSet, Topology, TopologyError};
 ///     .unwrap();
 /// assert!(t.usable_cpus().len() <= 2);
 /// ```
+///
+/// ```
+/// use keel_topology::{CpuSet, Loader};
+/// let dir = std::env::temp_dir().join(format!("keel-loader-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("sys/devices/system/cpu"))?;
+/// std::fs::write(dir.join("sys/devices/system/cpu/online"), "0-3\n")?;
+/// let loader = Loader::new(&dir);
+/// assert_eq!(loader.load()?.usable_cpus().to_string(), "0-3");
+/// let pinned = loader.affinity([1, 2].into_iter().collect::<CpuSet>());
+/// assert_eq!(pinned.load()?.usable_cpus().to_string(), "1-2");
+/// assert_eq!(pinned.no_affinity().load()?.usable_cpus().to_string(), "0-3");
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Loader {
     root: PathBuf,

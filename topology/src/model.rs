@@ -45,6 +45,13 @@ pub struct CpuSet {
 
 impl CpuSet {
     /// The empty set.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let s = CpuSet::new();
+    /// assert!(s.is_empty());
+    /// assert_eq!(s.to_string(), "");
+    /// ```
     pub const fn new() -> Self {
         CpuSet { words: Vec::new() }
     }
@@ -56,6 +63,15 @@ impl CpuSet {
     /// Like `Vec`, on capacity overflow (`cpu` near `usize::MAX`); an
     /// allocation failure for a huge `cpu` aborts. Indexes from the OS or
     /// the parsers stay below [`parse::MAX_CPU`](crate::parse::MAX_CPU).
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let mut s = CpuSet::new();
+    /// s.insert(130);
+    /// s.insert(2);
+    /// assert_eq!(s.to_string(), "2,130");
+    /// assert_eq!(s.words().len(), 3);
+    /// ```
     pub fn insert(&mut self, cpu: usize) {
         let w = cpu / 64;
         if w >= self.words.len() {
@@ -65,6 +81,15 @@ impl CpuSet {
     }
 
     /// Removes `cpu`.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let mut s: CpuSet = [1, 2, 200].into_iter().collect();
+    /// s.remove(200);
+    /// s.remove(7); // not a member: no effect
+    /// assert_eq!(s.to_string(), "1-2");
+    /// assert_eq!(s.words(), &[0b110]);
+    /// ```
     pub fn remove(&mut self, cpu: usize) {
         if let Some(w) = self.words.get_mut(cpu / 64) {
             *w &= !(1 << (cpu % 64));
@@ -90,11 +115,24 @@ impl CpuSet {
     }
 
     /// The lowest member.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let s: CpuSet = [9, 4, 70].into_iter().collect();
+    /// assert_eq!(s.first(), Some(4));
+    /// assert_eq!(CpuSet::new().first(), None);
+    /// ```
     pub fn first(&self) -> Option<usize> {
         self.iter().next()
     }
 
     /// Members in increasing order.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let s: CpuSet = [65, 3, 0, 64].into_iter().collect();
+    /// assert_eq!(s.iter().collect::<Vec<_>>(), [0, 3, 64, 65]);
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
         self.words.iter().enumerate().flat_map(|(i, &w)| {
             let mut w = w;
@@ -110,6 +148,14 @@ impl CpuSet {
     }
 
     /// The intersection of two sets.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let a: CpuSet = (0..8).collect();
+    /// let b: CpuSet = [6, 7, 100].into_iter().collect();
+    /// assert_eq!(a.and(&b).to_string(), "6-7");
+    /// assert!(a.and(&CpuSet::new()).is_empty());
+    /// ```
     pub fn and(&self, other: &CpuSet) -> CpuSet {
         let mut s = CpuSet {
             words: self
@@ -124,6 +170,13 @@ impl CpuSet {
     }
 
     /// The union of two sets.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let a: CpuSet = (0..4).collect();
+    /// let b: CpuSet = [2, 100].into_iter().collect();
+    /// assert_eq!(a.or(&b).to_string(), "0-3,100");
+    /// ```
     pub fn or(&self, other: &CpuSet) -> CpuSet {
         let n = self.words.len().max(other.words.len());
         let get = |v: &Vec<u64>, i: usize| v.get(i).copied().unwrap_or(0);
@@ -135,6 +188,14 @@ impl CpuSet {
     }
 
     /// The members of `self` not in `other`.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let a: CpuSet = (0..8).collect();
+    /// let b: CpuSet = (4..100).collect();
+    /// assert_eq!(a.and_not(&b).to_string(), "0-3");
+    /// assert!(b.and_not(&b).is_empty());
+    /// ```
     pub fn and_not(&self, other: &CpuSet) -> CpuSet {
         let mut s = CpuSet {
             words: self
@@ -149,21 +210,50 @@ impl CpuSet {
     }
 
     /// Whether every member of `self` is in `other`.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let small: CpuSet = [1, 2].into_iter().collect();
+    /// let big: CpuSet = (0..4).collect();
+    /// assert!(small.is_subset(&big));
+    /// assert!(!big.is_subset(&small));
+    /// assert!(CpuSet::new().is_subset(&small));
+    /// ```
     pub fn is_subset(&self, other: &CpuSet) -> bool {
         self.and_not(other).is_empty()
     }
 
     /// Whether the sets share a member.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let a: CpuSet = (0..4).collect();
+    /// assert!(a.intersects(&[3, 90].into_iter().collect()));
+    /// assert!(!a.intersects(&(4..8).collect()));
+    /// ```
     pub fn intersects(&self, other: &CpuSet) -> bool {
         self.words.iter().zip(&other.words).any(|(a, b)| a & b != 0)
     }
 
     /// The raw bitmap words, lowest CPUs first (bit `i % 64` of word `i / 64`).
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let s: CpuSet = [0, 3, 64].into_iter().collect();
+    /// assert_eq!(s.words(), &[0b1001, 0b1]);
+    /// ```
     pub fn words(&self) -> &[u64] {
         &self.words
     }
 
     /// A set from raw bitmap words.
+    ///
+    /// ```
+    /// use keel_topology::CpuSet;
+    /// let s = CpuSet::from_words(vec![0xf, 0x1, 0]);
+    /// assert_eq!(s.to_string(), "0-3,64");
+    /// assert_eq!(s.words(), &[0xf, 0x1]); // trailing zero words dropped
+    /// ```
     pub fn from_words(words: Vec<u64>) -> Self {
         let mut s = CpuSet { words };
         s.trim();
@@ -263,6 +353,18 @@ impl fmt::Debug for CpuSet {
 }
 
 /// A physical core: the usable logical CPUs (SMT threads) that share it.
+///
+/// ```
+/// use keel_topology::Topology;
+/// let t = Topology::detect();
+/// for core in t.cores() {
+///     assert!(!core.cpus.is_empty() && core.cpus.is_subset(t.usable_cpus()));
+///     if let Some(p) = core.package {
+///         assert!(core.cpus.is_subset(&t.packages()[p].cpus));
+///     }
+///     assert!(core.kind.is_none_or(|k| k < t.core_kinds().len()));
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Core {
     /// Usable logical CPUs on this core (never empty).
@@ -283,6 +385,14 @@ pub struct Core {
 }
 
 /// A package (socket) with at least one usable CPU.
+///
+/// ```
+/// use keel_topology::Topology;
+/// let t = Topology::detect();
+/// for p in t.packages() {
+///     assert!(!p.cpus.is_empty() && p.cpus.is_subset(t.usable_cpus()));
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Package {
     /// The OS's package ID, when the OS gives a usable one.
@@ -292,6 +402,20 @@ pub struct Package {
 }
 
 /// A NUMA node with at least one usable CPU.
+///
+/// ```
+/// use keel_topology::Topology;
+/// let t = Topology::detect();
+/// for node in t.numa_nodes() {
+///     assert!(!node.cpus.is_empty() && node.cpus.is_subset(t.usable_cpus()));
+/// }
+/// for core in t.cores() {
+///     if let Some(n) = core.numa_node {
+///         let first = core.cpus.first();
+///         assert!(first.is_some_and(|c| t.numa_nodes()[n].cpus.contains(c)));
+///     }
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NumaNode {
     /// The OS's node number (as `mbind` and `/sys/devices/system/node/nodeN` use it).
@@ -303,6 +427,13 @@ pub struct NumaNode {
 }
 
 /// What a cache holds.
+///
+/// ```
+/// use keel_topology::CacheKind;
+/// assert_eq!(CacheKind::Data.name(), "data");
+/// assert_eq!(CacheKind::Instruction.name(), "instruction");
+/// assert_eq!(CacheKind::Unified.name(), "unified");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CacheKind {
     /// Data only.
@@ -325,6 +456,16 @@ impl CacheKind {
 }
 
 /// One cache instance, shared by the usable CPUs in `cpus`.
+///
+/// ```
+/// use keel_topology::{CacheKind, Topology};
+/// let t = Topology::detect();
+/// for c in t.caches() {
+///     assert!((1..=5).contains(&c.level));
+///     assert!(c.kind != CacheKind::Instruction || c.level <= 3);
+///     assert!(!c.cpus.is_empty() && c.cpus.is_subset(t.usable_cpus()));
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cache {
     /// Level, 1 for L1.
@@ -340,6 +481,15 @@ pub struct Cache {
 }
 
 /// A kind of core on a hybrid part; kinds are ordered efficient to performant.
+///
+/// ```
+/// use keel_topology::Topology;
+/// let t = Topology::detect();
+/// for kind in t.core_kinds() {
+///     assert!(!kind.cpus.is_empty() && kind.cpus.is_subset(t.usable_cpus()));
+///     assert!(!kind.label.is_empty());
+/// }
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CoreKind {
     /// Usable CPUs of this kind.

@@ -11,9 +11,24 @@ use crate::CpuSet;
 
 /// The highest CPU index a parser accepts. Linux's `NR_CPUS` tops out at 8192
 /// today; the margin keeps a hostile `0-4294967295` from allocating gigabytes.
+///
+/// ```
+/// use keel_topology::parse::{MAX_CPU, parse_cpulist};
+/// assert_eq!(parse_cpulist(&MAX_CPU.to_string())?.first(), Some(MAX_CPU));
+/// assert!(parse_cpulist(&format!("0-{}", MAX_CPU + 1)).is_err());
+/// # Ok::<(), keel_topology::parse::ParseError>(())
+/// ```
 pub const MAX_CPU: usize = (1 << 20) - 1;
 
 /// Text that does not have the expected format.
+///
+/// ```
+/// use keel_topology::parse::{ParseError, parse_cpulist};
+/// let err: ParseError = parse_cpulist("0-x").unwrap_err();
+/// assert_eq!((err.what, err.text.as_str()), ("cpulist", "0-x"));
+/// assert_eq!(err.reason, "not a decimal number");
+/// assert_eq!(err.to_string(), r#"invalid cpulist "0-x": not a decimal number"#);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseError {
     /// What was being parsed (`cpulist`, `cpumask`, `cache size`, ...).
