@@ -11,6 +11,16 @@ use std::vec::Vec;
 use super::Runtime;
 
 /// Why a runtime operation failed.
+///
+/// ```
+/// use keel_rt::RuntimeError;
+/// use keel_rt::pool::Pool;
+///
+/// let err = RuntimeError::from(Pool::builder().width(0).build().unwrap_err());
+/// assert!(matches!(err, RuntimeError::Pool(_)));
+/// assert!(err.to_string().starts_with("pool error: "));
+/// assert!(std::error::Error::source(&err).is_some());
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RuntimeError {
@@ -57,6 +67,16 @@ impl From<keel_kernels::Error> for RuntimeError {
 /// Kinds of work, each with its recommended hands per batch
 /// (`KEEL_WIDTH_SCAN`, `KEEL_WIDTH_GATHER`, `KEEL_WIDTH_COMPUTE`, as
 /// `keel doctor` measures them).
+///
+/// ```
+/// use keel_rt::{RuntimeConfig, WorkKind};
+/// use keel_rt::pool::settings::Settings;
+///
+/// let c = RuntimeConfig::from_settings(&Settings::parse("KEEL_WIDTH_COMPUTE=2\n"), 8);
+/// assert_eq!(c.width(WorkKind::Compute), 2);
+/// assert_eq!(c.width(WorkKind::Scan), 8);
+/// assert_eq!(c.width(WorkKind::Gather), 8);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum WorkKind {
     /// Bandwidth-bound scans and aggregations ([`Runtime::fold`],
@@ -70,6 +90,16 @@ pub enum WorkKind {
 
 /// The settings a runtime reads beyond the pool's: memory placement and
 /// the hands per kind of work, each with where it came from.
+///
+/// ```
+/// use keel_rt::{RuntimeConfig, WorkKind};
+/// use keel_rt::pool::Source;
+/// use keel_rt::pool::settings::Settings;
+///
+/// let c = RuntimeConfig::from_settings(&Settings::parse("KEEL_WIDTH_SCAN=3\n"), 4);
+/// assert_eq!(c.widths[WorkKind::Scan as usize], (3, Source::File));
+/// assert_eq!(c.placement_source, Source::Default);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RuntimeConfig {
     /// Where large buffers' pages go ([`Runtime::place`]); `KEEL_PLACEMENT`.
@@ -134,6 +164,15 @@ impl RuntimeConfig {
     }
 
     /// Hands for `kind`.
+    ///
+    /// ```
+    /// use keel_rt::{RuntimeConfig, WorkKind};
+    /// use keel_rt::pool::settings::Settings;
+    ///
+    /// let c = RuntimeConfig::from_settings(&Settings::parse("KEEL_WIDTH_SCAN=3\n"), 4);
+    /// assert_eq!(c.width(WorkKind::Scan), 3);
+    /// assert_eq!(c.width(WorkKind::Gather), 4);
+    /// ```
     pub fn width(&self, kind: WorkKind) -> usize {
         self.widths[kind as usize].0
     }

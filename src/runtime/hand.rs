@@ -11,6 +11,25 @@ use super::lock;
 
 /// What a hand sees inside [`Runtime::fold`]: which hand of the pool's
 /// batch it is, and the heap lent to it for the batch.
+///
+/// ```
+/// use keel_rt::Runtime;
+///
+/// let rt = Runtime::new()?;
+/// let hands = rt.fold(
+///     1 << 20,
+///     4096,
+///     |cx| (cx.index(), cx.width(), cx.hand(), cx.heap().id()),
+///     |_, _, _| Ok::<(), keel_rt::RuntimeError>(()),
+/// )?;
+/// for &(index, width, hand, _) in &hands {
+///     assert!(index < width && width <= rt.pool().width());
+///     assert_eq!((hand.index, hand.width), (index, width));
+/// }
+/// let heaps: std::collections::HashSet<usize> = hands.iter().map(|h| h.3).collect();
+/// assert_eq!(heaps.len(), hands.len()); // a heap of its own per hand
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct HandCx<'a> {
     pub(super) hand: Hand,

@@ -27,6 +27,24 @@ use std::vec::Vec;
 
 /// Rows per morsel: 64 Ki rows, the zone-map chunk, big enough that the
 /// claim costs nothing and small enough that fast hands take more.
+///
+/// ```
+/// use keel_rt::{MORSEL_ROWS, Runtime, RuntimeError};
+///
+/// let rt = Runtime::new()?;
+/// let morsels = rt.fold(
+///     3 * MORSEL_ROWS + 1,
+///     MORSEL_ROWS,
+///     |_| 0usize,
+///     |n, rows, _| {
+///         assert!(rows.len() <= MORSEL_ROWS);
+///         *n += 1;
+///         Ok::<(), RuntimeError>(())
+///     },
+/// )?;
+/// assert_eq!(morsels.iter().sum::<usize>(), 4);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const MORSEL_ROWS: usize = 64 * 1024;
 
 /// A pool sized from the machine's topology, and kernels run on it.
@@ -93,6 +111,17 @@ impl Runtime {
     /// A runtime over a topology and pool the caller built, with one heap
     /// per hand of the pool and default runtime settings (placement `auto`,
     /// every kind of work on every hand).
+    ///
+    /// ```
+    /// use keel_rt::{Runtime, WorkKind};
+    /// use keel_rt::pool::Pool;
+    /// use keel_rt::topology::Topology;
+    ///
+    /// let rt = Runtime::from_parts(Topology::detect(), Pool::builder().width(3).build()?)?;
+    /// assert_eq!(rt.pool().width(), 3);
+    /// assert_eq!(rt.width_for(WorkKind::Compute), 3);
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn from_parts(topology: Topology, pool: Pool) -> Result<Runtime, RuntimeError> {
         let config = RuntimeConfig::from_settings(&Settings::new(), pool.width());
         Runtime::assemble(topology, pool, config)
@@ -119,11 +148,36 @@ impl Runtime {
     }
 
     /// The runtime's own settings.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    /// use keel_rt::heap::Placement;
+    /// use keel_rt::pool::settings::Settings;
+    /// use keel_rt::topology::Topology;
+    ///
+    /// let s = Settings::parse("KEEL_PLACEMENT=interleave\n");
+    /// let rt = Runtime::with_settings(Topology::detect(), s)?;
+    /// assert_eq!(rt.config().placement, Placement::Interleave);
+    /// assert!(rt.config().notes.is_empty());
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn config(&self) -> &RuntimeConfig {
         &self.config
     }
 
     /// Hands the runtime gives a batch of `kind`.
+    ///
+    /// ```
+    /// use keel_rt::{Runtime, WorkKind};
+    /// use keel_rt::pool::settings::Settings;
+    /// use keel_rt::topology::Topology;
+    ///
+    /// let s = Settings::parse("KEEL_WORKERS=2\nKEEL_WIDTH_GATHER=1\n");
+    /// let rt = Runtime::with_settings(Topology::detect(), s)?;
+    /// assert_eq!(rt.width_for(WorkKind::Gather), 1);
+    /// assert_eq!(rt.width_for(WorkKind::Scan), rt.pool().width());
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn width_for(&self, kind: WorkKind) -> usize {
         self.config.width(kind)
     }
@@ -275,11 +329,38 @@ impl Runtime {
     }
 
     /// The machine the runtime was sized for.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    /// use keel_rt::pool::Pool;
+    /// use keel_rt::topology::Topology;
+    ///
+    /// let t = Topology::detect();
+    /// let rt = Runtime::from_parts(t.clone(), Pool::builder().width(1).build()?)?;
+    /// assert_eq!(rt.topology().usable_cpus(), t.usable_cpus());
+    /// assert_eq!(rt.topology().cores(), t.cores());
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn topology(&self) -> &Topology {
         &self.topology
     }
 
     /// The pool operations run on.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    /// use keel_rt::pool::settings::Settings;
+    /// use keel_rt::topology::Topology;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let s = Settings::parse("KEEL_WORKERS=2\n");
+    /// let rt = Runtime::with_settings(Topology::detect(), s)?;
+    /// assert_eq!(rt.pool().width(), 2);
+    /// let jobs = AtomicUsize::new(0);
+    /// rt.pool().run(10, |_| _ = jobs.fetch_add(1, Ordering::Relaxed));
+    /// assert_eq!(jobs.into_inner(), 10);
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn pool(&self) -> &Pool {
         &self.pool
     }
@@ -288,6 +369,17 @@ impl Runtime {
     /// Each morsel is summed by the kernel and the morsel sums are combined
     /// in keel-pool's fixed pairwise order (`reduce_morsels`), so a float
     /// sum has the same bits at any width and whoever ran which morsel.
+    ///
+    /// ```
+    /// use keel_rt::Runtime;
+    ///
+    /// let rt = Runtime::new()?;
+    /// assert_eq!(rt.sum(&[i64::MAX, 1])?, i64::MIN); // wraps
+    /// assert_eq!(rt.sum(&[200u8; 3])?, 600u64); // u8 sums as u64
+    /// let col: Vec<f64> = (1..300_000).map(|i| 1.0 / i as f64).collect();
+    /// assert_eq!(rt.sum(&col)?.to_bits(), rt.sum(&col)?.to_bits());
+    /// # Ok::<(), keel_rt::RuntimeError>(())
+    /// ```
     pub fn sum<T: Element>(&self, values: &[T]) -> Result<T::Sum, RuntimeError>
     where
         T::Sum: Send,
