@@ -15,29 +15,93 @@ use std::time::Duration;
 
 /// The environment variable (and config-file key) that sets the pool width
 /// (hands, the calling thread included) when the builder does not.
+///
+/// ```
+/// use keel_pool::{ENV_WORKERS, Pool, Source, settings::Settings};
+///
+/// let env = |k: &str| (k == ENV_WORKERS).then(|| "3".into());
+/// let pool = Pool::builder().settings(Settings::from_lookup(env)).build()?;
+/// assert_eq!((pool.width(), pool.config().width_source), (3, Source::Env));
+/// // The builder's own width wins over the variable.
+/// let pool = Pool::builder().width(2).settings(Settings::from_lookup(env)).build()?;
+/// assert_eq!((pool.width(), pool.config().width_source), (2, Source::Builder));
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 pub const ENV_WORKERS: &str = settings::WORKERS;
 /// The environment variable (and config-file key) that sets the spin window
 /// in microseconds when the builder does not (`0` parks at once).
+///
+/// ```
+/// use keel_pool::{ENV_SPIN_US, Pool, Source, settings::Settings};
+/// use std::time::Duration;
+///
+/// let env = |k: &str| (k == ENV_SPIN_US).then(|| "0".into());
+/// let pool = Pool::builder().width(2).settings(Settings::from_lookup(env)).build()?;
+/// assert_eq!(pool.config().spin, Duration::ZERO);
+/// assert_eq!(pool.config().spin_source, Source::Env);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 pub const ENV_SPIN_US: &str = settings::SPIN_US;
 /// The default spin window: long enough to cover a wakeup's cost, short
 /// enough that an idle pool stops burning CPU within a tenth of a millisecond.
+///
+/// ```
+/// use keel_pool::{DEFAULT_SPIN, Pool, Source, settings::Settings};
+///
+/// // No setting anywhere: the built-in window.
+/// let pool = Pool::builder().width(2).settings(Settings::new()).build()?;
+/// assert_eq!(pool.config().spin, DEFAULT_SPIN);
+/// assert_eq!(pool.config().spin_source, Source::Default);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 /// The widest pool [`Builder::build`] makes: far above any machine's CPU
 /// count (Linux's `NR_CPUS` tops out at 8192), and low enough that the
 /// per-worker tables are small and a batch's hand count cannot overflow its
 /// latch. A wider request is [`BuildError::TooWide`].
+///
+/// ```
+/// use keel_pool::{BuildError, MAX_WIDTH, Pool};
+///
+/// assert!(MAX_WIDTH >= 8192);
+/// let r = Pool::builder().width(MAX_WIDTH + 1).build();
+/// assert!(matches!(r, Err(BuildError::TooWide { max: MAX_WIDTH, .. })));
+/// ```
 pub const MAX_WIDTH: usize = 1 << 16;
 /// A width read from the environment or the config file is capped at this
 /// many hands per usable CPU (with a note in [`Config::notes`]): oversubscribing a few times over
 /// can suit hands that block, but a typo such as `KEEL_WORKERS=65536` must
 /// not start tens of thousands of threads. The builder's own
 /// [`Builder::width`] is taken as asked, up to [`MAX_WIDTH`].
+///
+/// ```
+/// use keel_pool::{ENV_WIDTH_PER_CPU, Pool, settings::Settings};
+///
+/// let pool = Pool::builder().settings(Settings::parse("KEEL_WORKERS=100000")).build()?;
+/// // Capped at ENV_WIDTH_PER_CPU hands for each usable CPU, with a note.
+/// assert!(pool.width() < 100_000);
+/// assert_eq!(pool.width() % ENV_WIDTH_PER_CPU, 0);
+/// assert!(pool.config().notes[0].contains("capped"));
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 pub const ENV_WIDTH_PER_CPU: usize = 4;
 /// A spin window read from the environment or the config file is capped at
 /// this (with a note in [`Config::notes`]): a spin is a core burned while
 /// idle, and a typo such as `KEEL_SPIN_US=10000000000` must not keep idle
 /// workers from ever parking. The builder's own
 /// [`Builder::spin_window`] is taken as asked.
+///
+/// ```
+/// use keel_pool::{ENV_MAX_SPIN, Pool, settings::Settings};
+///
+/// let settings = Settings::parse("KEEL_SPIN_US=60000000");
+/// let pool = Pool::builder().width(1).settings(settings).build()?;
+/// assert_eq!(pool.config().spin, ENV_MAX_SPIN);
+/// assert!(pool.config().notes[0].contains("capped"));
+/// let pool = Pool::builder().width(1).spin_window(ENV_MAX_SPIN * 2).build()?;
+/// assert_eq!(pool.config().spin, ENV_MAX_SPIN * 2);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 pub const ENV_MAX_SPIN: Duration = Duration::from_millis(10);
 
 /// Why a pool could not be built.
@@ -102,6 +166,19 @@ impl std::error::Error for BuildError {
 }
 
 /// Where a setting came from.
+///
+/// ```
+/// use keel_pool::{Pool, Source, settings::Settings};
+/// use std::time::Duration;
+///
+/// let pool = Pool::builder()
+///     .spin_window(Duration::from_micros(5))
+///     .settings(Settings::parse("KEEL_WORKERS=2"))
+///     .build()?;
+/// assert_eq!(pool.config().width_source, Source::File);
+/// assert_eq!(pool.config().spin_source, Source::Builder);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Source {
@@ -120,6 +197,19 @@ pub enum Source {
 }
 
 /// The settings a pool runs with, and where each came from.
+///
+/// ```
+/// use keel_pool::{Pool, Source, settings::Settings};
+///
+/// let settings = Settings::parse("KEEL_SPIN_US=30\nKEEL_THREADS=4\n");
+/// let pool = Pool::builder().width(2).settings(settings).build()?;
+/// let config = pool.config();
+/// assert_eq!((config.width, config.width_source), (2, Source::Builder));
+/// assert_eq!((config.spin.as_micros(), config.spin_source), (30, Source::File));
+/// assert!(config.notes[0].starts_with("config:2: \"KEEL_THREADS\" ignored"));
+/// assert_eq!(config.config_file, None);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Debug)]
 #[non_exhaustive]
 pub struct Config {
@@ -198,6 +288,19 @@ impl Builder {
 
     /// Worker thread names are `{prefix}-{index}` (default `keel-pool`);
     /// `build` refuses a prefix with a NUL byte.
+    ///
+    /// ```
+    /// use keel_pool::{BuildError, Pool};
+    /// use std::sync::Mutex;
+    ///
+    /// let pool = Pool::builder().width(2).thread_name("scan").build()?;
+    /// let name = Mutex::new(None);
+    /// pool.broadcast(|_| *name.lock().unwrap() = std::thread::current().name().map(String::from));
+    /// assert_eq!(name.into_inner().unwrap().as_deref(), Some("scan-0"));
+    /// let r = Pool::builder().width(2).thread_name("a\0b").build();
+    /// assert!(matches!(r, Err(BuildError::ThreadName { .. })));
+    /// # Ok::<(), BuildError>(())
+    /// ```
     pub fn thread_name(mut self, prefix: impl Into<String>) -> Self {
         self.thread_name = Some(prefix.into());
         self
@@ -205,6 +308,17 @@ impl Builder {
 
     /// Binds each worker to CPUs of the topology's cores (default
     /// [`Binding::None`], or `KEEL_BIND`).
+    ///
+    /// ```
+    /// use keel_pool::{Binding, Pool, Source};
+    ///
+    /// let pool = Pool::builder().width(2).binding(Binding::Spread).build()?;
+    /// assert_eq!(pool.config().binding, Binding::Spread);
+    /// assert_eq!(pool.config().binding_source, Source::Builder);
+    /// // Binding can be refused (a container's cpuset, say): that worker runs unbound.
+    /// assert!(pool.binding_failures().len() <= pool.workers());
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     #[cfg(feature = "topology")]
     pub fn binding(mut self, binding: Binding) -> Self {
         self.binding = Some(binding);
@@ -231,6 +345,17 @@ impl Builder {
     }
 
     /// The topology to size and bind the pool from, instead of detecting it.
+    ///
+    /// ```
+    /// use keel_pool::{Pool, Source, Topology, settings::Settings};
+    /// use keel_topology::Work;
+    ///
+    /// let topology = Topology::detect();
+    /// let wide = topology.workers_for(Work::Bandwidth);
+    /// let pool = Pool::builder().topology(topology).settings(Settings::new()).build()?;
+    /// assert_eq!((pool.width(), pool.config().width_source), (wide, Source::Topology));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     #[cfg(feature = "topology")]
     pub fn topology(mut self, topology: Topology) -> Self {
         self.topology = Some(topology);

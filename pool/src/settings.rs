@@ -35,22 +35,106 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// The environment variable naming the config file.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+///
+/// let path = std::env::temp_dir().join(format!("keel-doc-config-{}", std::process::id()));
+/// std::fs::write(&path, "KEEL_WORKERS=3\n")?;
+/// let s = Settings::from_lookup(|k| (k == settings::CONFIG).then(|| path.clone().into()));
+/// std::fs::remove_file(&path)?;
+/// assert_eq!(s.workers().map(|(n, _)| n), Some(3));
+/// // A config file cannot name another: CONFIG is not one of its keys.
+/// assert!(!settings::KEYS.contains(&settings::CONFIG));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub const CONFIG: &str = "KEEL_CONFIG";
 /// Pool width: hands, the calling thread included.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+/// use keel_pool::Source;
+///
+/// let s = Settings::parse("KEEL_WORKERS=+06\n");
+/// assert_eq!(s.get(settings::WORKERS), Some(("6", Source::File)));
+/// assert_eq!(s.workers(), Some((6, Source::File)));
+/// assert_eq!(Settings::parse("KEEL_WORKERS=0").workers(), None);
+/// ```
 pub const WORKERS: &str = "KEEL_WORKERS";
 /// Spin window of idle workers and waiting submitters, in microseconds.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+/// use std::time::Duration;
+///
+/// let mut s = Settings::new();
+/// s.set(settings::SPIN_US, "250")?;
+/// assert_eq!(s.spin().map(|(d, _)| d), Some(Duration::from_micros(250)));
+/// assert!(s.set(settings::SPIN_US, "0.5").is_err());
+/// # Ok::<(), keel_pool::settings::SettingError>(())
+/// ```
 pub const SPIN_US: &str = "KEEL_SPIN_US";
 /// Worker binding: `none`, `close` or `spread`.
 pub const BIND: &str = "KEEL_BIND";
 /// Memory placement: `auto`, `interleave`, `default` or `node:N`.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+///
+/// let s = Settings::parse("KEEL_PLACEMENT=NODE:01");
+/// assert_eq!(s.get(settings::PLACEMENT).map(|(v, _)| v), Some("node:1"));
+/// let bad = Settings::parse("KEEL_PLACEMENT=node:");
+/// assert_eq!(bad.get(settings::PLACEMENT), None);
+/// assert_eq!(bad.notes().len(), 1);
+/// ```
 pub const PLACEMENT: &str = "KEEL_PLACEMENT";
 /// Recommended hands per batch for bandwidth-bound scans.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+/// use keel_pool::Source;
+///
+/// let mut s = Settings::new();
+/// s.set(settings::WIDTH_SCAN, "4")?;
+/// assert_eq!(s.count(settings::WIDTH_SCAN), Some((4, Source::Builder)));
+/// assert!(s.set(settings::WIDTH_SCAN, "0").is_err());
+/// # Ok::<(), keel_pool::settings::SettingError>(())
+/// ```
 pub const WIDTH_SCAN: &str = "KEEL_WIDTH_SCAN";
 /// Recommended hands per batch for random gathers.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+///
+/// let s = Settings::parse("KEEL_WIDTH_GATHER=32\nKEEL_WIDTH_GATHER=many\n");
+/// // The bad second line is a note; the first line's value stands.
+/// assert_eq!(s.count(settings::WIDTH_GATHER).map(|(n, _)| n), Some(32));
+/// assert!(s.notes()[0].starts_with("config:2: KEEL_WIDTH_GATHER"));
+/// ```
 pub const WIDTH_GATHER: &str = "KEEL_WIDTH_GATHER";
 /// Recommended hands per batch for compute-bound kernels.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+/// use keel_pool::Source;
+///
+/// let env = |k: &str| (k == settings::WIDTH_COMPUTE).then(|| "12".into());
+/// let s = Settings::from_lookup(env);
+/// assert_eq!(s.count(settings::WIDTH_COMPUTE), Some((12, Source::Env)));
+/// assert_eq!(s.to_string(), "KEEL_WIDTH_COMPUTE=12\n");
+/// ```
 pub const WIDTH_COMPUTE: &str = "KEEL_WIDTH_COMPUTE";
 /// Every key a config file may set, in the order [`Settings`] writes them.
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+///
+/// // Written back in KEYS order, whatever the order read.
+/// let s = Settings::parse("KEEL_WIDTH_SCAN=2\nKEEL_BIND=none\nKEEL_WORKERS=4\n");
+/// assert_eq!(s.to_string(), "KEEL_WORKERS=4\nKEEL_BIND=none\nKEEL_WIDTH_SCAN=2\n");
+/// assert_eq!(settings::KEYS[0], settings::WORKERS);
+/// assert!(settings::KEYS.iter().all(|k| k.starts_with("KEEL_")));
+/// ```
 pub const KEYS: [&str; 7] = [
     WORKERS,
     SPIN_US,
@@ -63,9 +147,33 @@ pub const KEYS: [&str; 7] = [
 /// A config file larger than this is not read (a settings file is a few
 /// lines; this keeps a wrong path such as a device or a log from being read
 /// whole).
+///
+/// ```
+/// use keel_pool::settings::{self, Settings};
+///
+/// let path = std::env::temp_dir().join(format!("keel-doc-max-{}", std::process::id()));
+/// let comment = "#".repeat(settings::MAX_FILE_BYTES as usize);
+/// std::fs::write(&path, format!("KEEL_WORKERS=2\n{comment}\n"))?;
+/// let s = Settings::from_lookup(|k| (k == settings::CONFIG).then(|| path.clone().into()));
+/// std::fs::remove_file(&path)?;
+/// assert_eq!((s.workers(), s.file()), (None, None));
+/// assert!(s.notes()[0].contains("not read"));
+/// # Ok::<(), std::io::Error>(())
+/// ```
 pub const MAX_FILE_BYTES: u64 = 64 * 1024;
 
 /// Why a value was refused.
+///
+/// ```
+/// use keel_pool::settings::{self, SettingError, Settings};
+///
+/// let mut s = Settings::new();
+/// let e = s.set(settings::WORKERS, "zero").unwrap_err();
+/// assert!(matches!(e, SettingError::BadValue { key, .. } if key == settings::WORKERS));
+/// assert_eq!(e.to_string(), "KEEL_WORKERS=\"zero\": expected an integer of at least 1");
+/// let unknown = SettingError::UnknownKey { key: "KEEL_THREADS".into() };
+/// assert_eq!(s.set("KEEL_THREADS", "4"), Err(unknown));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SettingError {
@@ -144,6 +252,20 @@ impl Settings {
 
     /// The settings of this process: the file named by `KEEL_CONFIG`, if
     /// set, overridden key by key by the environment.
+    ///
+    /// ```
+    /// use keel_pool::settings::{self, Settings};
+    /// use keel_pool::Source;
+    ///
+    /// // Whatever the environment holds, every value kept is well-formed.
+    /// let s = Settings::from_env();
+    /// for key in settings::KEYS {
+    ///     if let Some((value, source)) = s.get(key) {
+    ///         assert!(matches!(source, Source::Env | Source::File));
+    ///         assert!(Settings::new().set(key, value).is_ok());
+    ///     }
+    /// }
+    /// ```
     pub fn from_env() -> Self {
         Settings::from_lookup(|k| std::env::var_os(k))
     }
@@ -289,6 +411,16 @@ impl Settings {
     }
 
     /// Removes `key`'s value, if it has one.
+    ///
+    /// ```
+    /// use keel_pool::settings::{self, Settings};
+    ///
+    /// let mut s = Settings::parse("KEEL_WORKERS=4\nKEEL_BIND=close\n");
+    /// s.unset(settings::BIND);
+    /// s.unset(settings::WIDTH_SCAN);
+    /// assert_eq!(s.get(settings::BIND), None);
+    /// assert_eq!(s.to_string(), "KEEL_WORKERS=4\n");
+    /// ```
     pub fn unset(&mut self, key: &str) {
         self.entries.retain(|e| e.key != key);
     }
@@ -317,6 +449,16 @@ impl Settings {
     }
 
     /// `KEEL_SPIN_US`: the spin window.
+    ///
+    /// ```
+    /// use keel_pool::settings::Settings;
+    /// use keel_pool::Source;
+    /// use std::time::Duration;
+    ///
+    /// let s = Settings::parse("KEEL_SPIN_US=0");
+    /// assert_eq!(s.spin(), Some((Duration::ZERO, Source::File)));
+    /// assert_eq!(Settings::new().spin(), None);
+    /// ```
     pub fn spin(&self) -> Option<(Duration, Source)> {
         let (v, src) = self.get(SPIN_US)?;
         v.parse().ok().map(|us| (Duration::from_micros(us), src))
@@ -356,6 +498,18 @@ impl Settings {
     }
 
     /// The config file the settings were read from, if one was.
+    ///
+    /// ```
+    /// use keel_pool::settings::{self, Settings};
+    ///
+    /// let path = std::env::temp_dir().join(format!("keel-doc-file-{}", std::process::id()));
+    /// std::fs::write(&path, "KEEL_BIND=spread\n")?;
+    /// let s = Settings::from_lookup(|k| (k == settings::CONFIG).then(|| path.clone().into()));
+    /// std::fs::remove_file(&path)?;
+    /// assert_eq!(s.file(), Some(path.as_path()));
+    /// assert_eq!(Settings::parse("KEEL_BIND=spread\n").file(), None);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn file(&self) -> Option<&Path> {
         self.file.as_deref()
     }
