@@ -14,6 +14,16 @@ use keel_topology::{Core, CpuSet, Topology};
 /// Binding is off by default: measured on large hosts, binding made random
 /// gathers 24-51% slower, because the scheduler balances better than a fixed
 /// placement when some workers stall on memory.
+///
+/// ```
+/// use keel_pool::{Binding, Pool, Source, settings::Settings};
+///
+/// assert_eq!(Binding::default(), Binding::None);
+/// let pool = Pool::builder().width(2).settings(Settings::parse("KEEL_BIND=close")).build()?;
+/// assert_eq!(pool.config().binding, Binding::Close);
+/// assert_eq!(pool.config().binding_source, Source::File);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Binding {
     /// Workers run wherever the OS schedules them.
@@ -35,6 +45,21 @@ fn group(core: &Core) -> usize {
 
 /// The places (one per physical core: the core's usable CPUs) in the order
 /// workers take them under `mode`; empty for `Binding::None` or no cores.
+///
+/// ```
+/// use keel_pool::{Binding, places};
+/// use keel_topology::Core;
+///
+/// let core = |cpus: [usize; 2], node| {
+///     let cpus = cpus.into_iter().collect();
+///     Core { cpus, package: Some(node), numa_node: Some(node), kind: None }
+/// };
+/// let cores = [core([0, 2], 0), core([1, 3], 0), core([4, 6], 1)];
+/// let firsts = |mode| places(&cores, mode).iter().map(|p| p.first()).collect::<Vec<_>>();
+/// assert_eq!(firsts(Binding::Close), [Some(0), Some(1), Some(4)]);
+/// assert_eq!(firsts(Binding::Spread), [Some(0), Some(4), Some(1)]);
+/// assert!(places(&cores, Binding::None).is_empty());
+/// ```
 pub fn places(cores: &[Core], mode: Binding) -> Vec<CpuSet> {
     let mut sorted: Vec<&Core> = cores.iter().filter(|c| !c.cpus.is_empty()).collect();
     sorted.sort_by_key(|c| (group(c), c.package.unwrap_or(0), c.cpus.first()));
@@ -67,6 +92,18 @@ pub fn places(cores: &[Core], mode: Binding) -> Vec<CpuSet> {
 
 /// The CPU set each of `workers` workers binds to under `mode` (`None` for
 /// unbound). With more workers than cores, places are reused in order.
+///
+/// ```
+/// use keel_pool::{Binding, Topology, plan};
+///
+/// let topology = Topology::detect();
+/// let cores = topology.cores().len();
+/// let p = plan(&topology, Binding::Close, cores + 1);
+/// assert_eq!(p.len(), cores + 1);
+/// assert!(p[0].is_some());
+/// assert_eq!(p[cores], p[0]);
+/// assert_eq!(plan(&topology, Binding::None, 2), [None, None]);
+/// ```
 pub fn plan(topology: &Topology, mode: Binding, workers: usize) -> Vec<Option<CpuSet>> {
     let p = places(topology.cores(), mode);
     (0..workers)
@@ -75,6 +112,20 @@ pub fn plan(topology: &Topology, mode: Binding, workers: usize) -> Vec<Option<Cp
 }
 
 /// Why a worker could not be bound (it then runs unbound).
+///
+/// ```
+/// use keel_pool::{BindError, Binding, Pool};
+///
+/// let pool = Pool::builder().width(3).binding(Binding::Close).build()?;
+/// // Binding may be refused (in a container, say); those workers run unbound.
+/// for (worker, why) in pool.binding_failures() {
+///     assert!(worker < pool.workers());
+///     assert!(matches!(why, BindError::Refused { .. } | BindError::Unsupported { .. }));
+/// }
+/// let e = BindError::Unsupported { cpus: [2, 3].into_iter().collect() };
+/// assert_eq!(e.to_string(), "binding to 2-3 is only implemented on Linux");
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum BindError {
@@ -95,6 +146,15 @@ pub enum BindError {
 
 impl BindError {
     /// The OS's error, where there was one.
+    ///
+    /// ```
+    /// use keel_pool::BindError;
+    ///
+    /// let refused = BindError::Refused { cpus: [5].into_iter().collect(), errno: 22 };
+    /// assert_eq!(refused.os_error().and_then(|e| e.raw_os_error()), Some(22));
+    /// let unsupported = BindError::Unsupported { cpus: [5].into_iter().collect() };
+    /// assert!(unsupported.os_error().is_none());
+    /// ```
     pub fn os_error(&self) -> Option<std::io::Error> {
         match self {
             BindError::Refused { errno, .. } => Some(std::io::Error::from_raw_os_error(*errno)),

@@ -36,11 +36,33 @@ impl Cancel {
     }
 
     /// Whether the flag is set.
+    ///
+    /// ```
+    /// use keel_pool::Cancel;
+    ///
+    /// let cancel = Cancel::new();
+    /// assert!(!cancel.is_cancelled());
+    /// cancel.cancel();
+    /// assert!(cancel.is_cancelled());
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.0.load(Ordering::Acquire)
     }
 
     /// Clears the flag, to reuse it for another batch.
+    ///
+    /// ```
+    /// use keel_pool::{Cancel, Cancelled, Pool};
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// let cancel = Cancel::new();
+    /// cancel.cancel();
+    /// assert_eq!(pool.batch().cancel(&cancel).run(4, |_| {}), Err(Cancelled));
+    /// cancel.reset();
+    /// assert!(!cancel.is_cancelled());
+    /// assert_eq!(pool.batch().cancel(&cancel).run(4, |_| {}), Ok(()));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn reset(&self) {
         self.0.store(false, Ordering::Release);
     }
@@ -48,6 +70,19 @@ impl Cancel {
 
 /// A batch stopped early because its [`Cancel`] flag was set: some jobs or
 /// morsels never ran.
+///
+/// ```
+/// use keel_pool::{Cancel, Cancelled, Pool};
+///
+/// let pool = Pool::builder().width(2).build()?;
+/// let cancel = Cancel::new();
+/// cancel.cancel();
+/// // A flag set before the batch starts stops every morsel.
+/// let r = pool.batch().cancel(&cancel).for_each_morsel(100, 10, |_| unreachable!());
+/// assert_eq!(r, Err(Cancelled));
+/// assert_eq!(Cancelled.to_string(), "batch cancelled before all of its jobs ran");
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cancelled;
 

@@ -107,17 +107,50 @@ impl Pool {
     }
 
     /// Worker threads (`width() - 1`).
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    ///
+    /// let pool = Pool::builder().width(3).build()?;
+    /// assert_eq!(pool.workers(), 2);
+    /// // Width 1 starts no thread: the caller runs every job.
+    /// assert_eq!(Pool::builder().width(1).build()?.workers(), 0);
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn workers(&self) -> usize {
         self.handles.len()
     }
 
     /// The settings this pool runs with.
+    ///
+    /// ```
+    /// use keel_pool::{Pool, Source};
+    /// use std::time::Duration;
+    ///
+    /// let pool = Pool::builder().width(2).spin_window(Duration::ZERO).build()?;
+    /// let config = pool.config();
+    /// assert_eq!((config.width, config.width_source), (2, Source::Builder));
+    /// assert_eq!((config.spin, config.spin_source), (Duration::ZERO, Source::Builder));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn config(&self) -> &Config {
         &self.config
     }
 
     /// The index of the calling thread among this pool's workers, if it is
     /// one of them.
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    /// use std::sync::Mutex;
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// assert_eq!(pool.current_worker(), None);
+    /// let seen = Mutex::new(Vec::new());
+    /// pool.broadcast(|w| seen.lock().unwrap().push((w, pool.current_worker())));
+    /// assert_eq!(seen.into_inner().unwrap(), [(0, Some(0))]);
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn current_worker(&self) -> Option<usize> {
         worker::current_index(&self.shared)
     }
@@ -147,6 +180,22 @@ impl Pool {
 
     /// [`Pool::run`] with at most `width` hands (0 is taken as 1): the
     /// per-operation cap for work that stops scaling past a few threads.
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    /// use std::collections::HashSet;
+    /// use std::sync::Mutex;
+    ///
+    /// let pool = Pool::builder().width(4).build()?;
+    /// let threads = Mutex::new(HashSet::new());
+    /// pool.run_with(2, 100, |_| {
+    ///     threads.lock().unwrap().insert(std::thread::current().id());
+    /// });
+    /// assert!(threads.into_inner().unwrap().len() <= 2);
+    /// // One hand: the calling thread runs every job.
+    /// pool.run_with(1, 10, |_| assert_eq!(pool.current_worker(), None));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn run_with<F: Fn(usize) + Sync>(&self, width: usize, k: usize, f: F) {
         let r = self.execute(width.max(1), k, Kind::Jobs, None, &|_, i| f(i), None);
         debug_assert!(r.is_ok());
@@ -176,6 +225,25 @@ impl Pool {
     }
 
     /// Options for one batch: width cap, cancellation.
+    ///
+    /// ```
+    /// use keel_pool::{Cancel, Pool};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = Pool::builder().width(4).build()?;
+    /// let cancel = Cancel::new();
+    /// // Options are `Copy`: one set serves several batches.
+    /// let options = pool.batch().width(2).cancel(&cancel);
+    /// let n = AtomicUsize::new(0);
+    /// options.run(8, |_| {
+    ///     n.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// options.for_each_morsel(100, 10, |r| {
+    ///     n.fetch_add(r.len(), Ordering::Relaxed);
+    /// })?;
+    /// assert_eq!(n.into_inner(), 108);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn batch(&self) -> BatchOptions<'_> {
         BatchOptions {
             pool: self,
@@ -238,6 +306,18 @@ impl Pool {
     }
 
     /// A snapshot of the counters.
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// let before = pool.stats();
+    /// pool.run(5, |_| {});
+    /// let after = pool.stats();
+    /// assert_eq!(after.batches, before.batches + 1);
+    /// assert_eq!(after.jobs, before.jobs + 5);
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         self.shared.sleep.counters.snapshot()
     }

@@ -35,6 +35,18 @@ pub struct BatchOptions<'a> {
 
 /// Why a fallible morsel loop stopped: a morsel's error, or the batch's
 /// [`Cancel`] flag.
+///
+/// ```
+/// use keel_pool::{Cancel, Pool, TryError};
+///
+/// let pool = Pool::builder().width(2).build()?;
+/// let cancel = Cancel::new();
+/// cancel.cancel();
+/// let r = pool.batch().cancel(&cancel).try_for_each_morsel(100, 10, |_, _| Err("bad"));
+/// assert_eq!(r, Err(TryError::Cancelled));
+/// assert_eq!(TryError::Failed("bad").to_string(), "a morsel failed: bad");
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum TryError<E> {
@@ -74,6 +86,22 @@ impl<'a> BatchOptions<'a> {
     }
 
     /// Observe `cancel`: once set, no new job or morsel starts.
+    ///
+    /// ```
+    /// use keel_pool::{Cancel, Cancelled, Pool};
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// let cancel = Cancel::new();
+    /// let ran = AtomicUsize::new(0);
+    /// // One hand, so jobs run in order: none starts after job 0 sets the flag.
+    /// let r = pool.batch().width(1).cancel(&cancel).run(100, |_| {
+    ///     ran.fetch_add(1, Ordering::Relaxed);
+    ///     cancel.cancel();
+    /// });
+    /// assert_eq!((r, ran.into_inner()), (Err(Cancelled), 1));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn cancel(mut self, cancel: &'a Cancel) -> Self {
         self.cancel = Some(cancel);
         self
@@ -85,6 +113,19 @@ impl<'a> BatchOptions<'a> {
 
     /// Runs jobs `0..k` (see [`Pool::run`]); `Err(Cancelled)` if the flag
     /// stopped some from running.
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// let hits: Vec<AtomicUsize> = (0..8).map(|_| AtomicUsize::new(0)).collect();
+    /// pool.batch().width(2).run(8, |i| {
+    ///     hits[i].fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run<F: Fn(usize) + Sync>(self, k: usize, f: F) -> Result<(), Cancelled> {
         self.pool
             .execute(self.width, k, Kind::Jobs, self.cancel, &|_, i| f(i), None)
@@ -92,6 +133,20 @@ impl<'a> BatchOptions<'a> {
 
     /// Runs jobs `0..k` as [`BatchOptions::run`] does, passing each its
     /// [`Hand`] (see [`Pool::run_hand`]).
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = Pool::builder().width(4).build()?;
+    /// let jobs = AtomicUsize::new(0);
+    /// pool.batch().width(2).run_hand(16, |hand, _| {
+    ///     assert!(hand.index < hand.width && hand.width == 2);
+    ///     jobs.fetch_add(1, Ordering::Relaxed);
+    /// })?;
+    /// assert_eq!(jobs.into_inner(), 16);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn run_hand<F: Fn(Hand, usize) + Sync>(self, k: usize, f: F) -> Result<(), Cancelled> {
         let width = self.pool.hands_for(self.width, k);
         self.pool.execute(
@@ -117,6 +172,19 @@ impl<'a> BatchOptions<'a> {
 
     /// [`BatchOptions::for_each_morsel`] passing each morsel its [`Hand`]
     /// (see [`Pool::for_each_morsel_hand`]).
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let pool = Pool::builder().width(4).build()?;
+    /// let rows: Vec<AtomicUsize> = (0..2).map(|_| AtomicUsize::new(0)).collect();
+    /// pool.batch().width(2).for_each_morsel_hand(1000, 64, |hand, r| {
+    ///     rows[hand.index].fetch_add(r.len(), Ordering::Relaxed);
+    /// })?;
+    /// assert_eq!(rows.iter().map(|n| n.load(Ordering::Relaxed)).sum::<usize>(), 1000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn for_each_morsel_hand<F: Fn(Hand, Range<usize>) + Sync>(
         self,
         len: usize,
@@ -167,6 +235,17 @@ impl<'a> BatchOptions<'a> {
     /// A reduction over morsels in an order fixed by the morsel count (see
     /// [`Pool::reduce_morsels`]); `Err(Cancelled)` if the flag stopped some
     /// morsels from running.
+    ///
+    /// ```
+    /// use keel_pool::Pool;
+    ///
+    /// let pool = Pool::builder().width(4).build()?;
+    /// let opts = pool.batch().width(2);
+    /// let sum = |len| opts.reduce_morsels(len, 100, |r| r.sum::<usize>(), |a, b| a + b);
+    /// assert_eq!(sum(1000)?, Some(999 * 1000 / 2));
+    /// assert_eq!(sum(0)?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn reduce_morsels<T, M, C>(
         self,
         len: usize,
@@ -198,6 +277,22 @@ impl<'a> BatchOptions<'a> {
     /// A morsel loop that stops at the first error (see
     /// [`Pool::try_for_each_morsel`]); or `TryError::Cancelled` if the flag
     /// stopped it first.
+    ///
+    /// ```
+    /// use keel_pool::{Cancel, Pool, TryError};
+    ///
+    /// let pool = Pool::builder().width(2).build()?;
+    /// let cancel = Cancel::new();
+    /// let opts = pool.batch().cancel(&cancel);
+    /// let r = opts.try_for_each_morsel(1000, 10, |_, range| {
+    ///     if range.contains(&500) { Err(500) } else { Ok(()) }
+    /// });
+    /// assert_eq!(r, Err(TryError::Failed(500)));
+    /// cancel.cancel();
+    /// let r = opts.try_for_each_morsel(1000, 10, |_, _| Ok::<(), u32>(()));
+    /// assert_eq!(r, Err(TryError::Cancelled));
+    /// # Ok::<(), keel_pool::BuildError>(())
+    /// ```
     pub fn try_for_each_morsel<E, F>(
         self,
         len: usize,

@@ -6,6 +6,20 @@ use std::time::Duration;
 
 /// A snapshot of a pool's counters. Per-batch figures are differences of
 /// two snapshots divided by the batches between them.
+///
+/// ```
+/// use keel_pool::Pool;
+///
+/// let pool = Pool::builder().width(3).build()?;
+/// let before = pool.stats();
+/// pool.run(10, |_| {});
+/// pool.broadcast(|_| {});
+/// let after = pool.stats();
+/// assert_eq!(after.batches - before.batches, 2);
+/// // Ten jobs, then one call on each of the two workers.
+/// assert_eq!(after.jobs - before.jobs, 12);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Stats {

@@ -23,6 +23,17 @@ use std::time::Duration;
 /// to the spin window times two, at any width (Go's and Tokio's schedulers
 /// cap their searching threads the same way). (1 under the loom models, so
 /// that a two-worker model already meets the cap.)
+///
+/// ```
+/// use keel_pool::{MAX_SPINNERS, Pool};
+///
+/// let pool = Pool::builder().width(6).build()?;
+/// for _ in 0..20 {
+///     pool.run(6, |_| {});
+/// }
+/// assert!(pool.stats().spinners_high_water <= MAX_SPINNERS as u64);
+/// # Ok::<(), keel_pool::BuildError>(())
+/// ```
 #[cfg(not(keel_loom))]
 pub const MAX_SPINNERS: usize = 2;
 /// At most this many idle workers spin at once (1 under loom, 2 otherwise).
