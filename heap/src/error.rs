@@ -1,6 +1,16 @@
 //! The crate's error types: a leaf every layer can name.
 
 /// Allocation failed (out of memory or an impossible size/alignment).
+///
+/// ```
+/// use core::alloc::Layout;
+/// use keel_heap::{AllocError, Heap, MAX_SIZE};
+/// let heap = Heap::new()?;
+/// let too_big = Layout::from_size_align(MAX_SIZE + 4096, 8).unwrap();
+/// assert_eq!(heap.allocate(too_big), Err(AllocError));
+/// assert_eq!(AllocError.to_string(), "keel-heap: allocation failed");
+/// # Ok::<(), AllocError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AllocError;
 
@@ -13,6 +23,15 @@ impl core::fmt::Display for AllocError {
 impl core::error::Error for AllocError {}
 
 /// A broken heap invariant: what and where.
+///
+/// ```
+/// use keel_heap::{Heap, InvalidHeap};
+/// let heap = Heap::new()?;
+/// heap.is_valid()?; // an `InvalidHeap` if an invariant is broken
+/// let e = InvalidHeap { what: "free list loops", addr: 0x7f00_0000_1000 };
+/// assert_eq!(e.to_string(), "invalid heap: free list loops at 0x7f0000001000");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidHeap {
     /// The invariant that does not hold.
@@ -30,6 +49,22 @@ impl core::fmt::Display for InvalidHeap {
 impl core::error::Error for InvalidHeap {}
 
 /// Why a pointer is not a live block.
+///
+/// ```
+/// use keel_heap::{BadPointer, Heap};
+/// let heap = Heap::new()?;
+/// let p = heap.alloc(48, 16);
+/// // SAFETY: `p` is live; `try_free` of a pointer inside it changes nothing.
+/// let e = unsafe { heap.try_free(p.add(16)) }.unwrap_err();
+/// let (addr, block) = (p as usize + 16, p as usize);
+/// assert_eq!(e, BadPointer::Interior { addr, block, size: 48 });
+/// let text = format!("invalid free of {addr:#x}, inside a 48-byte block at {block:#x}");
+/// assert_eq!(e.to_string(), text);
+/// assert_eq!(BadPointer::DoubleFree(0x40).to_string(), "double free of 0x40");
+/// // SAFETY: `p` is live and freed once.
+/// unsafe { heap.free(p) };
+/// # Ok::<(), keel_heap::AllocError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BadPointer {
     /// The pointer is not in memory keel-heap manages.

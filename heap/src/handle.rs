@@ -42,6 +42,14 @@ impl Heap {
 
     /// An identifier of the underlying heap (stable across abandon/adopt),
     /// so a caller can see which heap it adopted.
+    ///
+    /// ```
+    /// use keel_heap::Heap;
+    /// let (a, b) = (Heap::new()?, Heap::new()?);
+    /// assert_ne!(a.id(), b.id()); // two live handles never share a heap
+    /// assert!(format!("{a:?}").contains(&format!("{:#x}", a.id())));
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
     pub fn id(&self) -> usize {
         self.core.as_ptr().addr()
     }
@@ -64,6 +72,18 @@ impl Heap {
     }
 
     /// As [`alloc`](Self::alloc), with the memory zeroed.
+    ///
+    /// ```
+    /// let heap = keel_heap::Heap::new()?;
+    /// let p = heap.alloc_zeroed(100_000, 64);
+    /// assert!(!p.is_null() && p as usize % 64 == 0);
+    /// // SAFETY: 100_000 zeroed bytes were asked for; `p` is freed once.
+    /// unsafe {
+    ///     assert!((0..100_000).all(|i| *p.add(i) == 0));
+    ///     heap.free(p);
+    /// }
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
     #[inline]
     pub fn alloc_zeroed(&self, size: usize, align: usize) -> *mut u8 {
         if !align.is_power_of_two() {
@@ -149,6 +169,20 @@ impl Heap {
     /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On
     /// failure returns null and `ptr` stays valid.
     ///
+    /// ```
+    /// let heap = keel_heap::Heap::new()?;
+    /// let p = heap.alloc(8, 8);
+    /// // SAFETY: `p` holds 8 bytes; `realloc` takes it over and `q` is freed once.
+    /// unsafe {
+    ///     p.cast::<u64>().write(0x6b65_656c);
+    ///     let q = heap.realloc(p, 3 << 20, 8); // from a small block to a direct map
+    ///     assert!(!q.is_null() && keel_heap::usable_size(q) >= 3 << 20);
+    ///     assert_eq!(q.cast::<u64>().read(), 0x6b65_656c);
+    ///     heap.free(q);
+    /// }
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
+    ///
     /// # Safety
     /// `ptr` is null or a live block from keel-heap.
     pub unsafe fn realloc(&self, ptr: *mut u8, new_size: usize, align: usize) -> *mut u8 {
@@ -172,6 +206,17 @@ impl Heap {
 
     /// Releases every free page of this heap now, and unmaps the direct-map
     /// pool's maps.
+    ///
+    /// ```
+    /// let heap = keel_heap::Heap::new()?;
+    /// let p = heap.alloc(16 << 20, 8); // a direct map
+    /// assert!(!p.is_null());
+    /// // SAFETY: `p` is live and freed once; its map may go to the pool.
+    /// unsafe { heap.free(p) };
+    /// heap.release_pages();
+    /// assert_eq!(heap.stats().pool_bytes, 0);
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
     pub fn release_pages(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::run(self.core(), gc::Release::All) }
@@ -181,6 +226,21 @@ impl Heap {
     /// direct-map pool and of heaps exited threads abandoned, and the GC
     /// deadline, each if due. The allocator's own slow paths run it too, so
     /// a program need never call it.
+    ///
+    /// ```
+    /// let heap = keel_heap::Heap::new()?;
+    /// let p = heap.alloc(200_000, 8);
+    /// // SAFETY: `p` holds 200_000 writable bytes.
+    /// unsafe { p.write_bytes(1, 200_000) };
+    /// heap.maybe_collect(); // releases only what has stayed free long enough
+    /// // SAFETY: `p` is still live; it is freed once.
+    /// unsafe {
+    ///     assert!((0..200_000).all(|i| *p.add(i) == 1));
+    ///     heap.free(p);
+    /// }
+    /// assert!(heap.is_valid().is_ok());
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
     pub fn maybe_collect(&self) {
         // SAFETY: the handle owns the heap.
         unsafe { gc::maybe_collect(self.core()) };
@@ -196,6 +256,23 @@ impl Heap {
     /// another heap, or a direct map), else what is wrong with it. Nothing
     /// changes (but this heap's foreign frees are taken in).
     ///
+    /// ```
+    /// use keel_heap::{BadPointer, Heap};
+    /// let heap = Heap::new()?;
+    /// let p = heap.alloc(64, 8);
+    /// let local = 0u64;
+    /// let foreign = (&raw const local).cast::<u8>().cast_mut();
+    /// // SAFETY: `p` is live (freed once, at the end); `local` is not keel-heap's.
+    /// unsafe {
+    ///     assert_eq!(heap.check_free(p), Ok(()));
+    ///     let inside = BadPointer::Interior { addr: p as usize + 8, block: p as usize, size: 64 };
+    ///     assert_eq!(heap.check_free(p.add(8)), Err(inside));
+    ///     assert_eq!(heap.check_free(foreign), Err(BadPointer::Foreign(foreign as usize)));
+    ///     heap.free(p);
+    /// }
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
+    ///
     /// # Safety
     /// `ptr` is null, not owned by keel-heap, or points into live keel-heap memory.
     pub unsafe fn check_free(&self, ptr: *mut u8) -> Result<(), BadPointer> {
@@ -205,6 +282,18 @@ impl Heap {
 
     /// This heap's statistics (`in_use` counts its own small and medium
     /// blocks; `mapped` and `pool_bytes` are process-wide).
+    ///
+    /// ```
+    /// let heap = keel_heap::Heap::new()?;
+    /// let before = heap.stats().in_use; // an adopted heap may hold blocks
+    /// let p = heap.alloc(1000, 8);
+    /// let s = heap.stats();
+    /// assert!(s.in_use >= before + 1000 && s.heaps == 1);
+    /// // SAFETY: `p` is live and freed once.
+    /// unsafe { heap.free(p) };
+    /// assert_eq!(heap.stats().in_use, before);
+    /// # Ok::<(), keel_heap::AllocError>(())
+    /// ```
     pub fn stats(&self) -> Stats {
         // SAFETY: the handle owns the heap.
         unsafe { self.core().publish() };

@@ -125,6 +125,16 @@ pub fn page_size() -> usize {
 /// A process-wide statistics snapshot: sums every heap's published counters
 /// (frees still waiting on abandoned heaps' foreign lists are taken in
 /// first, so they count as freed).
+///
+/// ```
+/// let heap = keel_heap::Heap::new()?;
+/// let p = heap.alloc(8 << 20, 8); // a direct map, counted process-wide
+/// let s = keel_heap::stats();
+/// assert!(s.in_use >= 8 << 20 && s.mapped >= 8 << 20 && s.heaps >= 1);
+/// // SAFETY: `p` is live and freed once.
+/// unsafe { heap.free(p) };
+/// # Ok::<(), keel_heap::AllocError>(())
+/// ```
 pub fn stats() -> Stats {
     gc::drain_abandoned();
     let mut s = Stats::default();

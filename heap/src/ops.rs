@@ -7,6 +7,17 @@ use core::ptr;
 
 /// Whether `ptr` lies in memory keel-heap manages (a region, or the start
 /// chunk of a direct map). Cheap (one atomic load), never dereferences `ptr`.
+///
+/// ```
+/// let heap = keel_heap::Heap::new()?;
+/// let (small, large) = (heap.alloc(64, 8), heap.alloc(8 << 20, 8));
+/// let on_stack = 0u64;
+/// assert!(keel_heap::owns(small) && keel_heap::owns(large));
+/// assert!(!keel_heap::owns((&raw const on_stack).cast()));
+/// // SAFETY: both are live, and freed once.
+/// unsafe { heap.free(small); heap.free(large) };
+/// # Ok::<(), keel_heap::AllocError>(())
+/// ```
 #[inline]
 pub fn owns(ptr: *const u8) -> bool {
     crate::chunk_map::chunk_kind(ptr.addr()) != crate::chunk_map::CHUNK_NONE

@@ -4,6 +4,14 @@
 use crate::sync::plain::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Tuning knobs; see [`configure`].
+///
+/// ```
+/// use keel_heap::Options;
+/// let d = Options::default();
+/// assert_eq!((d.purge_every, d.min_free_gcs, d.decay_ms), (16, 3, 1000));
+/// assert_eq!((d.release_budget, d.pool_budget), (64 << 20, 256 << 20));
+/// assert!(d.decay_thread && !d.checker);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
     /// The page-release pass runs on one GC in this many (default 16; 1 =
@@ -108,6 +116,14 @@ pub fn configure(o: Options) {
 }
 
 /// The current options.
+///
+/// ```
+/// use keel_heap::{Options, configure, options};
+/// let old = options();
+/// configure(Options { purge_every: 0, ..old }); // read back as 1: every GC
+/// assert_eq!(options().purge_every, 1);
+/// configure(old);
+/// ```
 pub fn options() -> Options {
     Options {
         purge_every: OPT_PURGE.load(Ordering::Relaxed) as u32,

@@ -33,6 +33,14 @@ use core::fmt;
 use crate::os::numa;
 
 /// How the pages of a block should be spread over NUMA nodes.
+///
+/// ```
+/// use keel_heap::{decide, Decision, NodeMask, Placement, Policy};
+/// assert_eq!(Placement::default(), Placement::Auto);
+/// // `Default` resets the range to the process's policy, whatever the nodes.
+/// let reset = Decision::Apply { policy: Policy::Default, nodes: NodeMask::new() };
+/// assert_eq!(decide(&[0, 1], Placement::Default), reset);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Placement {
     /// Interleave over the usable nodes when there is more than one; leave
@@ -49,6 +57,13 @@ pub enum Placement {
 }
 
 /// A kernel memory policy.
+///
+/// ```
+/// use keel_heap::{decide, Decision, Placement, Policy};
+/// let Decision::Apply { policy, .. } = decide(&[0, 1], Placement::Node(1)) else { panic!() };
+/// assert_eq!(policy, Policy::Bind);
+/// assert_eq!(policy.name(), "MPOL_BIND");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Policy {
     /// `MPOL_DEFAULT`.
@@ -69,6 +84,10 @@ impl Policy {
     }
 
     /// The kernel's name for it.
+    ///
+    /// ```
+    /// assert_eq!(keel_heap::Policy::Interleave.name(), "MPOL_INTERLEAVE");
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Policy::Default => "MPOL_DEFAULT",
@@ -80,6 +99,17 @@ impl Policy {
 
 /// A set of NUMA node numbers below 1024 (Linux's largest `MAX_NUMNODES`),
 /// in the layout `mbind` reads.
+///
+/// ```
+/// use keel_heap::NodeMask;
+/// let mut m = NodeMask::new();
+/// assert!(m.is_empty());
+/// assert!(m.insert(3) && m.insert(0) && m.insert(1) && m.insert(3));
+/// assert!(!m.insert(NodeMask::CAPACITY)); // no such node on Linux
+/// assert!(m.contains(1) && !m.contains(2));
+/// assert_eq!((m.len(), m.iter().collect::<Vec<_>>()), (3, vec![0, 1, 3]));
+/// assert_eq!(m.to_string(), "0-1,3");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct NodeMask {
     words: [u64; numa::MASK_WORDS],
@@ -162,6 +192,15 @@ impl fmt::Debug for NodeMask {
 }
 
 /// Why a placement leaves the pages alone without asking the kernel.
+///
+/// ```
+/// use keel_heap::{decide, place, Decision, NoOpReason, Placement, PlacementOutcome};
+/// assert_eq!(decide(&[], Placement::Interleave), Decision::NoOp(NoOpReason::NoNodes));
+/// assert_eq!(decide(&[0], Placement::Node(2)), Decision::NoOp(NoOpReason::NoSuchNode(2)));
+/// let small = [0u8; 64]; // less than a page
+/// let outcome = place(&small, Placement::Interleave, &[0]);
+/// assert_eq!(outcome, PlacementOutcome::NoOp(NoOpReason::NoWholePage));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum NoOpReason {
     /// `Auto` on a host with one usable node: there is nothing to spread over.
@@ -186,6 +225,17 @@ impl fmt::Display for NoOpReason {
 }
 
 /// Why the kernel refused a policy; the pages keep the default policy.
+///
+/// ```
+/// use keel_heap::{place, FallbackReason, Placement, PlacementOutcome};
+/// let buf = vec![0u8; 1 << 20];
+/// match place(&buf, Placement::Node(0), &[0]) {
+///     // A kernel without NUMA, a sandbox, or node 0 outside the cpuset.
+///     PlacementOutcome::Fallback { reason, .. } => println!("left to the default: {reason}"),
+///     outcome => assert!(outcome.is_applied()),
+/// }
+/// assert_eq!(FallbackReason::NotPermitted.to_string(), "mbind not permitted here (EPERM)");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FallbackReason {
     /// `ENOSYS`: the kernel has no NUMA support (or this OS has no `mbind`).
@@ -222,6 +272,16 @@ impl fmt::Display for FallbackReason {
 }
 
 /// What [`decide`] says to do.
+///
+/// ```
+/// use keel_heap::{decide, Decision, Placement, Policy};
+/// match decide(&[0, 2], Placement::Node(2)) {
+///     Decision::Apply { policy, nodes } => {
+///         assert_eq!((policy, nodes.to_string().as_str()), (Policy::Bind, "2"));
+///     }
+///     Decision::NoOp(reason) => panic!("{reason}"),
+/// }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Decision {
     /// Apply `policy` over `nodes` (empty for [`Policy::Default`]).
@@ -236,6 +296,19 @@ pub enum Decision {
 }
 
 /// What applying a placement did.
+///
+/// ```
+/// use keel_heap::{place, NoOpReason, Placement, PlacementOutcome, Policy};
+/// let buf = vec![0u8; 1 << 20];
+/// match place(&buf, Placement::Default, &[0]) {
+///     PlacementOutcome::Applied { policy, nodes } => {
+///         assert!(policy == Policy::Default && nodes.is_empty());
+///     }
+///     PlacementOutcome::Fallback { reason, .. } => println!("refused: {reason}"),
+///     PlacementOutcome::NoOp(reason) => panic!("1 MiB holds whole pages: {reason}"),
+/// }
+/// assert!(!PlacementOutcome::NoOp(NoOpReason::SingleNode).is_applied());
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PlacementOutcome {
     /// The kernel accepted the policy for the buffer's whole pages.
@@ -260,6 +333,14 @@ pub enum PlacementOutcome {
 
 impl PlacementOutcome {
     /// Whether the requested policy is in force.
+    ///
+    /// ```
+    /// use keel_heap::{place, Placement, PlacementOutcome};
+    /// let buf = vec![0u8; 1 << 20];
+    /// let outcome = place(&buf, Placement::Interleave, &[0]);
+    /// assert_eq!(outcome.is_applied(), matches!(outcome, PlacementOutcome::Applied { .. }));
+    /// assert!(!place(&buf, Placement::Auto, &[0]).is_applied()); // one node: a no-op
+    /// ```
     pub fn is_applied(&self) -> bool {
         matches!(self, PlacementOutcome::Applied { .. })
     }

@@ -19,6 +19,30 @@
 //! }
 //! keel_heap::raw::gc();
 //! ```
+//!
+//! The fork handlers go around `fork(2)` as `pthread_atfork` calls them:
+//! [`prepare_fork`] before it, [`parent_after_fork`] in the parent and
+//! [`child_after_fork`] in the child, which can then allocate.
+//!
+//! ```
+//! use keel_heap::raw;
+//! raw::prepare_fork();
+//! // SAFETY: the child only allocates and frees, then `_exit`s, as a threaded program's may.
+//! let pid = unsafe { libc::fork() };
+//! if pid == 0 {
+//!     // SAFETY: in the child, once, after the parent's `prepare_fork`.
+//!     unsafe { raw::child_after_fork() };
+//!     let p = raw::alloc(100, 8);
+//!     // SAFETY: `p` is null or live, freed once; `_exit` runs no atexit handler.
+//!     unsafe { raw::free(p); libc::_exit(p.is_null() as i32) };
+//! }
+//! // SAFETY: once, on the thread that called `prepare_fork`.
+//! unsafe { raw::parent_after_fork() };
+//! let mut status = 0;
+//! // SAFETY: `pid` is this process's child, waited for once.
+//! assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+//! assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+//! ```
 
 use crate::heap::{self, HeapCore};
 
@@ -236,6 +260,20 @@ pub fn alloc_after_fast(size: usize, align: usize, zero: bool) -> *mut u8 {
 
 /// As [`alloc`], with the memory zeroed (no memset when the pages are known
 /// fresh from the OS).
+///
+/// ```
+/// use keel_heap::raw;
+/// let p = raw::alloc(3000, 64);
+/// // SAFETY: `p` holds 3000 writable bytes; it is freed once.
+/// unsafe { p.write_bytes(0xff, 3000); raw::free(p) };
+/// let z = raw::alloc_zeroed(3000, 64); // may be `p`'s block again
+/// assert!(!z.is_null() && z as usize % 64 == 0);
+/// // SAFETY: 3000 zeroed bytes were asked for; `z` is freed once.
+/// unsafe {
+///     assert!((0..3000).all(|i| *z.add(i) == 0));
+///     raw::free(z);
+/// }
+/// ```
 #[inline]
 pub fn alloc_zeroed(size: usize, align: usize) -> *mut u8 {
     if !align.is_power_of_two() {
@@ -461,6 +499,19 @@ unsafe fn free_on_fallback(ptr: *mut u8) -> Result<(), crate::locate::Bad> {
 /// Resizes `ptr` to `new_size` at `align`; null `ptr` allocates. On failure
 /// returns null and leaves `ptr` valid.
 ///
+/// ```
+/// use keel_heap::raw;
+/// let p = raw::alloc(16, 8);
+/// // SAFETY: `p` holds 16 bytes; `realloc` takes it over and `q` is freed once.
+/// unsafe {
+///     p.copy_from_nonoverlapping(b"keel-heap column".as_ptr(), 16);
+///     let q = raw::realloc(p, 100_000, 8); // small to medium: the block moves
+///     assert!(!q.is_null() && raw::usable_size(q) >= 100_000);
+///     assert_eq!(core::slice::from_raw_parts(q, 16), b"keel-heap column");
+///     raw::free(q);
+/// }
+/// ```
+///
 /// # Safety
 /// `ptr` is null or a live block from keel-heap.
 pub unsafe fn realloc(ptr: *mut u8, new_size: usize, align: usize) -> *mut u8 {
@@ -492,6 +543,16 @@ pub fn gc() {
 /// Releases everything free now: this thread's heap, heaps abandoned by
 /// exited threads, the fallback heap, and the direct-map pool, whose maps
 /// are unmapped. (Heaps of other live threads are theirs to release.)
+///
+/// ```
+/// use keel_heap::raw;
+/// let p = raw::alloc(16 << 20, 8); // a direct map
+/// assert!(!p.is_null());
+/// // SAFETY: `p` is live and freed once; its map may go to the pool.
+/// unsafe { raw::free(p) };
+/// raw::release_pages();
+/// assert_eq!(raw::stats().pool_bytes, 0);
+/// ```
 pub fn release_pages() {
     // SAFETY: exclusive use of a heap.
     with_heap(|h| unsafe { gc::run(h, gc::Release::All) }, ());
@@ -516,6 +577,19 @@ pub fn release_pages() {
 /// the direct-map pool and of heaps exited threads abandoned, and the GC
 /// deadline, each if due. The allocator's own slow paths (and a check every
 /// few allocations) run it too, so a program need never call it.
+///
+/// ```
+/// use keel_heap::raw;
+/// let p = raw::alloc(200_000, 8);
+/// // SAFETY: `p` holds 200_000 writable bytes.
+/// unsafe { p.write_bytes(1, 200_000) };
+/// raw::maybe_collect(); // releases only what has stayed free long enough
+/// // SAFETY: `p` is still live; it is freed once.
+/// unsafe {
+///     assert!((0..200_000).all(|i| *p.add(i) == 1));
+///     raw::free(p);
+/// }
+/// ```
 pub fn maybe_collect() {
     // SAFETY: the slot is null or this thread's live heap.
     if let Some(h) = unsafe { cur::get().as_ref() } {
@@ -525,6 +599,15 @@ pub fn maybe_collect() {
 }
 
 /// A process-wide statistics snapshot.
+///
+/// ```
+/// use keel_heap::raw;
+/// let p = raw::alloc(5000, 8);
+/// let s = raw::stats(); // this thread's heap publishes its counters first
+/// assert!(s.in_use >= 5000 && s.peak >= s.in_use && s.heaps >= 1);
+/// // SAFETY: `p` is live and freed once.
+/// unsafe { raw::free(p) };
+/// ```
 pub fn stats() -> Stats {
     // Frees waiting on abandoned heaps' foreign lists are counted as freed.
     gc::drain_abandoned();
@@ -537,18 +620,41 @@ pub fn stats() -> Stats {
 }
 
 /// Sets the options (see [`Options`]); any time.
+///
+/// ```
+/// use keel_heap::{Options, raw};
+/// let old = keel_heap::options();
+/// raw::configure(Options { pool_budget: 64 << 20, ..old });
+/// assert_eq!(keel_heap::options().pool_budget, 64 << 20);
+/// raw::configure(old);
+/// ```
 pub fn configure(opts: Options) {
     crate::configure(opts)
 }
 
 /// `pthread_atfork` prepare handler: takes every global lock so that no lock
 /// is held by a thread that will not exist in the child.
+///
+/// Here [`parent_after_fork`] follows at once; the [module example](self)
+/// forks between them.
+///
+/// ```
+/// use keel_heap::raw;
+/// raw::prepare_fork();
+/// // SAFETY: once, on the thread that called `prepare_fork`.
+/// unsafe { raw::parent_after_fork() };
+/// let p = raw::alloc(8 << 20, 8); // the pool's lock is free again
+/// assert!(!p.is_null());
+/// // SAFETY: `p` is live and freed once.
+/// unsafe { raw::free(p) };
+/// ```
 pub fn prepare_fork() {
     FALLBACK.hold();
     crate::direct::hold_pool();
 }
 
 /// `pthread_atfork` parent handler: releases what [`prepare_fork`] took.
+/// The [module example](self) forks between the three handlers.
 ///
 /// # Safety
 /// Called once after each [`prepare_fork`] on the same thread (as
@@ -567,6 +673,7 @@ pub unsafe fn parent_after_fork() {
 /// mid-update), so their memory is leaked there rather than reused; so does
 /// a heap one of them had borrowed (the decay thread's sweep, a statistics
 /// snapshot), which no thread here would give back.
+/// The [module example](self) forks between the three handlers.
 ///
 /// # Safety
 /// As [`parent_after_fork`], in the child.

@@ -10,6 +10,18 @@ use crate::sync::plain::{AtomicU64, AtomicUsize, Ordering};
 
 /// A statistics snapshot (process-wide from [`raw::stats`](crate::raw::stats),
 /// or one heap's from [`Heap::stats`](crate::Heap::stats)).
+///
+/// ```
+/// use keel_heap::{Heap, Stats};
+/// let heap = Heap::new()?;
+/// let p = heap.alloc(64, 8);
+/// let s: Stats = keel_heap::stats();
+/// assert!(s.in_use >= 64 && s.peak >= s.in_use);
+/// assert!(s.heaps >= 1 && s.abandoned < s.heaps); // `heap` is owned
+/// // SAFETY: `p` is live and freed once.
+/// unsafe { heap.free(p) };
+/// # Ok::<(), keel_heap::AllocError>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
     /// Bytes in live blocks (usable sizes).

@@ -36,6 +36,14 @@ impl<const N: usize> StackWriter<N> {
     }
 
     /// Writes the buffer to stderr (file descriptor 2).
+    ///
+    /// ```
+    /// use core::fmt::Write as _;
+    /// let mut w = keel_heap::StackWriter::<16>::new();
+    /// writeln!(w, "keel-heap: {}", "a long report line").unwrap();
+    /// assert_eq!(w.as_bytes(), b"keel-heap: a...\n"); // cut to 16 bytes
+    /// w.write_to_stderr();
+    /// ```
     pub fn write_to_stderr(&self) {
         // SAFETY: descriptor 2 is the process's stderr by convention; if
         // it is closed the write fails quietly.
@@ -45,6 +53,20 @@ impl<const N: usize> StackWriter<N> {
     /// Writes the buffer to file descriptor `fd`, in one call where the
     /// kernel allows, retrying on partial writes; gives up quietly if the
     /// descriptor is closed or broken (there is nothing useful to do).
+    ///
+    /// ```
+    /// use std::{fmt::Write as _, io::Read as _, os::fd::AsRawFd as _};
+    /// let (mut reader, writer) = std::io::pipe()?;
+    /// let mut w = keel_heap::StackWriter::<64>::new();
+    /// writeln!(w, "{} GC passes", 3).unwrap();
+    /// // SAFETY: `writer` owns the descriptor, open for the call.
+    /// unsafe { w.write_to(writer.as_raw_fd()) };
+    /// drop(writer);
+    /// let mut got = Vec::new();
+    /// reader.read_to_end(&mut got)?;
+    /// assert_eq!(got, b"3 GC passes\n");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     ///
     /// # Safety
     /// `fd` is a descriptor the caller owns or borrows for the call (I/O
