@@ -63,11 +63,29 @@ pub fn sum_masked<'a, T: Element>(
 
 /// Integer sum that reports overflow: `None` if the exact sum does not fit
 /// `T::Sum`. (Floats never overflow in this sense; they return `Some`.)
+///
+/// ```
+/// use keel_kernels::agg;
+/// assert_eq!(agg::sum_checked(&[i64::MAX, 1]), None);
+/// assert_eq!(agg::sum(&[i64::MAX, 1]), i64::MIN); // the wrapping sum
+/// // Exact in between: only the total must fit.
+/// assert_eq!(agg::sum_checked(&[i64::MAX, 1, -1]), Some(i64::MAX));
+/// assert_eq!(agg::sum_checked(&[u8::MAX; 4]), Some(1020u64));
+/// ```
 pub fn sum_checked<T: Element>(values: &[T]) -> Option<T::Sum> {
     Kernels::current().sum_checked(values)
 }
 
 /// [`sum_checked`] of the rows `mask` counts.
+///
+/// ```
+/// use keel_kernels::{agg, mask::Selection};
+/// let v = [i64::MAX, 1, -5];
+/// let valid = [0b101u64]; // row 1 is null
+/// assert_eq!(agg::sum_checked_masked(&v, Some(&valid[..]))?, Some(i64::MAX - 5));
+/// assert_eq!(agg::sum_checked_masked(&v, Selection::Rows(&[0, 1]))?, None);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn sum_checked_masked<'a, T: Element>(
     values: &[T],
     mask: impl Into<Mask<'a>>,
@@ -76,11 +94,29 @@ pub fn sum_checked_masked<'a, T: Element>(
 }
 
 /// Minimum value, `None` for an empty column.
+///
+/// ```
+/// use keel_kernels::agg;
+/// assert_eq!(agg::min(&[3u16, 1, 2]), Some(1));
+/// assert_eq!(agg::min::<i8>(&[]), None);
+/// // Floats by `total_cmp`: -0.0 is below +0.0.
+/// let m = agg::min(&[0.0f64, -0.0, 1.0]).unwrap();
+/// assert_eq!(m.to_bits(), (-0.0f64).to_bits());
+/// ```
 pub fn min<T: Element>(values: &[T]) -> Option<T> {
     Kernels::current().min(values)
 }
 
 /// Minimum of the rows `mask` counts, `None` if there are none.
+///
+/// ```
+/// use keel_kernels::agg;
+/// let v = [4i64, -9, 7];
+/// let valid = [0b101u64]; // row 1 is null
+/// assert_eq!(agg::min_masked(&v, Some(&valid[..]))?, Some(4));
+/// assert_eq!(agg::min_masked(&v, Some(&[0u64][..]))?, None);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn min_masked<'a, T: Element>(
     values: &[T],
     mask: impl Into<Mask<'a>>,
@@ -94,6 +130,15 @@ pub fn max<T: Element>(values: &[T]) -> Option<T> {
 }
 
 /// Maximum of the rows `mask` counts, `None` if there are none.
+///
+/// ```
+/// use keel_kernels::{agg, mask::Selection};
+/// let v = [f64::INFINITY, 2.5, -1.0];
+/// let valid = [0b110u64]; // row 0 is null
+/// assert_eq!(agg::max_masked(&v, Some(&valid[..]))?, Some(2.5));
+/// assert_eq!(agg::max_masked(&v, Selection::Rows(&[2, 0]))?, Some(f64::INFINITY));
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn max_masked<'a, T: Element>(
     values: &[T],
     mask: impl Into<Mask<'a>>,
@@ -130,6 +175,15 @@ impl Kernels {
     }
 
     /// [`sum_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let valid = [0b1011u64]; // row 2 is null
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.sum_masked(&[3i32, -7, 12, 5], Some(&valid[..]))?, 1);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn sum_masked<'a, T: Element>(
         self,
         values: &[T],
@@ -145,12 +199,30 @@ impl Kernels {
     }
 
     /// [`sum_checked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.sum_checked(&[i64::MAX, 1]), None);
+    ///     assert_eq!(k.sum_checked(&[u8::MAX; 3]), Some(765));
+    /// }
+    /// ```
     pub fn sum_checked<T: Element>(self, values: &[T]) -> Option<T::Sum> {
         let s = T::k_sum_checked(Token(()), self, values, None, RowMask::ALL)?;
         Some(empty_sum_is_positive::<T>(s, || values.len()))
     }
 
     /// [`sum_checked_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let (v, valid) = ([i64::MAX, 1], [0b01u64]); // row 1 is null
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.sum_checked_masked(&v, None)?, None);
+    ///     assert_eq!(k.sum_checked_masked(&v, Some(&valid[..]))?, Some(i64::MAX));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn sum_checked_masked<'a, T: Element>(
         self,
         values: &[T],
@@ -169,11 +241,29 @@ impl Kernels {
     }
 
     /// [`min`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.min(&[3u16, 1, 2]), Some(1));
+    ///     assert_eq!(k.min::<f32>(&[]), None);
+    /// }
+    /// ```
     pub fn min<T: Element>(self, values: &[T]) -> Option<T> {
         self.min_max_bits(1, values, RowMask::ALL).map(|r| r.0)
     }
 
     /// [`min_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::Selection, Kernels};
+    /// let v = [4i64, -9, 7];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.min_masked(&v, Some(&[0b101u64][..]))?, Some(4));
+    ///     assert_eq!(k.min_masked(&v, Selection::Rows(&[]))?, None);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn min_masked<'a, T: Element>(
         self,
         values: &[T],
@@ -183,11 +273,30 @@ impl Kernels {
     }
 
     /// [`max`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.max(&[-3i8, -1, -2]), Some(-1));
+    ///     assert_eq!(k.max(&[1.0f64, f64::INFINITY]), Some(f64::INFINITY));
+    ///     assert_eq!(k.max::<u64>(&[]), None);
+    /// }
+    /// ```
     pub fn max<T: Element>(self, values: &[T]) -> Option<T> {
         self.min_max_bits(2, values, RowMask::ALL).map(|r| r.1)
     }
 
     /// [`max_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::Selection, Kernels};
+    /// let v = [4i64, 9, 7];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.max_masked(&v, Some(&[0b101u64][..]))?, Some(7));
+    ///     assert_eq!(k.max_masked(&v, Selection::Rows(&[0, 0]))?, Some(4));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn max_masked<'a, T: Element>(
         self,
         values: &[T],
@@ -197,11 +306,30 @@ impl Kernels {
     }
 
     /// [`min_max`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let v: Vec<i32> = (-50..50).collect();
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.min_max(&v), Some((-50, 49)));
+    ///     assert_eq!(k.min_max::<u8>(&[]), None);
+    /// }
+    /// ```
     pub fn min_max<T: Element>(self, values: &[T]) -> Option<(T, T)> {
         self.min_max_bits(3, values, RowMask::ALL)
     }
 
     /// [`min_max_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let v = [3i32, -7, 12, 5];
+    /// let valid = [0b1011u64]; // row 2 is null
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.min_max_masked(&v, Some(&valid[..]))?, Some((-7, 5)));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn min_max_masked<'a, T: Element>(
         self,
         values: &[T],
@@ -211,6 +339,19 @@ impl Kernels {
     }
 
     /// [`count_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::{Mask, Selection}, Kernels};
+    /// let v = [0u8; 100];
+    /// let valid = [!0u64 << 1, !0]; // row 0 is null
+    /// let rows = Selection::Rows(&[0, 1, 1]); // row 1 twice
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.count_masked(&v, Mask::ALL)?, 100);
+    ///     assert_eq!(k.count_masked(&v, Mask::valid(&valid))?, 99);
+    ///     assert_eq!(k.count_masked(&v, Mask::valid(&valid).select(rows))?, 2);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn count_masked<'a, T: Element>(
         self,
         values: &[T],

@@ -65,16 +65,47 @@ impl Kernels {
     }
 
     /// [`and`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     let mut a = [0b1100u64, !0];
+    ///     k.and(&mut a, &[0b1010, 1])?;
+    ///     assert_eq!(a, [0b1000, 1]);
+    /// }
+    /// assert!(Kernels::scalar().and(&mut [0u64; 2], &[0]).is_err());
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn and(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
         self.bitmap_op(Op::And, dst, src)
     }
 
     /// [`or`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     let mut a = [0b1100u64, 0];
+    ///     k.or(&mut a, &[0b1010, 1 << 63])?;
+    ///     assert_eq!(a, [0b1110, 1 << 63]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn or(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
         self.bitmap_op(Op::Or, dst, src)
     }
 
     /// [`andnot`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     let mut a = [0b1100u64, !0];
+    ///     k.andnot(&mut a, &[0b1010, 1])?;
+    ///     assert_eq!(a, [0b0100, !1]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn andnot(self, dst: &mut [u64], src: &[u64]) -> Result<(), Error> {
         self.bitmap_op(Op::AndNot, dst, src)
     }
@@ -104,12 +135,35 @@ impl Kernels {
     }
 
     /// [`popcount`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let words = [!0u64, 0b111];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.popcount(&words, 66)?, 66);
+    ///     assert_eq!(k.popcount(&words, 65)?, 65);
+    ///     assert!(k.popcount(&words, 129).is_err());
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn popcount(self, words: &[u64], rows: usize) -> Result<usize, Error> {
         check_bitmap("bitmap", rows, Some(words))?;
         Ok(self.popcount_unchecked(words, rows))
     }
 
     /// [`select_into`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let bits = [0b1001u64, 1 << 3];
+    /// let mut rows = [0u32; 3];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.select_into(&bits, 128, &mut rows)?, 3);
+    ///     assert_eq!(rows, [0, 3, 67]);
+    ///     assert!(k.select_into(&bits, 128, &mut [0u32; 2]).is_err());
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn select_into(self, words: &[u64], rows: usize, out: &mut [u32]) -> Result<usize, Error> {
         check_bitmap("bitmap", rows, Some(words))?;
         // In u64: on 32-bit targets `u32::MAX as usize + 1` overflows.
@@ -160,6 +214,18 @@ impl Kernels {
     }
 
     /// [`compact`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::{Bits, Selection}, Kernels};
+    /// let validity = [0b1101_0110u64];
+    /// let picked = Selection::Bitmap(Bits::new(&[0b1111_0000]));
+    /// let mut out = [0u64; 1];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.compact(Bits::new(&validity), 8, picked, &mut out)?, 4);
+    ///     assert_eq!(out, [0b1101]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn compact<'a>(
         self,
         src: Bits<'_>,
@@ -213,6 +279,16 @@ impl Kernels {
     }
 
     /// [`select`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let bits = [0b1001u64, 1 << 3];
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.select(&bits, 128)?, vec![0, 3, 67]);
+    ///     assert_eq!(k.select(&bits, 64)?, vec![0, 3]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     pub fn select(self, words: &[u64], rows: usize) -> Result<alloc::vec::Vec<u32>, Error> {
         check_bitmap("bitmap", rows, Some(words))?;
@@ -287,6 +363,15 @@ pub fn select_into(words: &[u64], rows: usize, out: &mut [u32]) -> Result<usize,
 }
 
 /// [`select_into`] into a vector of exactly the set bits.
+///
+/// ```
+/// use keel_kernels::bitmap;
+/// let bits = [0b1010_0001u64, 1];
+/// assert_eq!(bitmap::select(&bits, 65)?, vec![0, 5, 7, 64]);
+/// assert_eq!(bitmap::select(&bits, 64)?, vec![0, 5, 7]);
+/// assert!(bitmap::select(&bits, 129).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[cfg(feature = "alloc")]
 pub fn select(words: &[u64], rows: usize) -> Result<alloc::vec::Vec<u32>, Error> {
     Kernels::current().select(words, rows)

@@ -38,6 +38,15 @@ impl Level {
     pub const ALL: [Level; 4] = [Level::Scalar, Level::Avx2, Level::Avx512, Level::Neon];
 
     /// The level's name as `KEEL_KERNELS` spells it.
+    ///
+    /// ```
+    /// use keel_kernels::cpu::Level;
+    /// assert_eq!(Level::Avx512.name(), "avx512");
+    /// for l in Level::ALL {
+    ///     assert_eq!(l.name().parse::<Level>(), Ok(l));
+    ///     assert_eq!(l.to_string(), l.name());
+    /// }
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             Level::Scalar => "scalar",
@@ -109,6 +118,16 @@ static EFFECTIVE: AtomicU8 = AtomicU8::new(0);
 static SOURCE: AtomicU8 = AtomicU8::new(0);
 
 /// Where the level in force came from.
+///
+/// ```
+/// use keel_kernels::cpu::{self, Source};
+/// let c = cpu::config();
+/// if c.source == Source::Detected {
+///     assert_eq!(c.level, cpu::detected());
+/// }
+/// assert_eq!(cpu::set_max_level(c.level), c.level);
+/// assert_eq!(cpu::config().source, Source::SetMaxLevel);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Source {
@@ -155,6 +174,14 @@ pub struct Config {
 }
 
 /// The settings in force; reads `KEEL_KERNELS` first if nothing has yet.
+///
+/// ```
+/// use keel_kernels::cpu;
+/// let c = cpu::config();
+/// assert!(c.level <= c.detected);
+/// assert!(cpu::supported(c.level));
+/// assert_eq!(c.detected, cpu::detected());
+/// ```
 pub fn config() -> Config {
     let level = level();
     let source = match SOURCE.load(Ordering::Relaxed) {
@@ -176,6 +203,14 @@ pub fn config() -> Config {
 }
 
 /// The best level the running CPU supports, detected once and cached.
+///
+/// ```
+/// use keel_kernels::{cpu, Kernels};
+/// let best = cpu::detected();
+/// assert!(cpu::supported(best));
+/// assert!(cpu::level() <= best);
+/// assert_eq!(Kernels::at(best).map(Kernels::level), Some(best));
+/// ```
 pub fn detected() -> Level {
     match Level::from_u8(DETECTED.load(Ordering::Relaxed)) {
         Some(l) => l,
@@ -234,6 +269,15 @@ pub fn set_max_level(max: Level) -> Level {
 }
 
 /// The highest supported level not above `want` (Neon only maps to itself).
+///
+/// ```
+/// use keel_kernels::cpu::{clamp, Level};
+/// assert_eq!(clamp(Level::Avx512, Level::Avx2), Level::Avx2);
+/// assert_eq!(clamp(Level::Avx2, Level::Avx512), Level::Avx2);
+/// assert_eq!(clamp(Level::Neon, Level::Neon), Level::Neon);
+/// assert_eq!(clamp(Level::Neon, Level::Avx512), Level::Scalar);
+/// assert_eq!(clamp(Level::Avx2, Level::Neon), Level::Scalar);
+/// ```
 pub fn clamp(want: Level, best: Level) -> Level {
     match (want, best) {
         (Level::Neon, Level::Neon) => Level::Neon,

@@ -22,6 +22,18 @@ use private::Token;
 /// supertrait [`Num`]. Order: integers by value; floats by
 /// [`f64::total_cmp`] for min/max (so `-0.0 < +0.0`, `NaN` above `+inf`,
 /// negative `NaN` below `-inf`) and by IEEE comparison in filters.
+///
+/// Code generic over the column type bounds it by `Element`:
+///
+/// ```
+/// use keel_kernels::{agg, Element};
+/// fn total<T: Element>(values: &[T]) -> T::Sum {
+///     agg::sum(values)
+/// }
+/// assert_eq!(total(&[1u8, 2, 255]), 258u64);
+/// assert_eq!(total(&[-1i16, -2]), -3i64);
+/// assert_eq!(total(&[0.5f32, 0.25]), 0.75f32);
+/// ```
 pub trait Element: Num {
     /// Sum of the rows `m` counts.
     #[doc(hidden)]

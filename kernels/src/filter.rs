@@ -71,6 +71,15 @@ pub enum Predicate<T> {
 impl<T: Element> Predicate<T> {
     /// Whether `x` passes (IEEE comparison for floats). The scalar meaning
     /// every kernel must match.
+    ///
+    /// ```
+    /// use keel_kernels::filter::{CmpOp, Predicate};
+    /// assert!(Predicate::Between(2, 7).eval(7i32));
+    /// assert!(!Predicate::Cmp(CmpOp::Lt, 3u8).eval(3));
+    /// assert!(Predicate::Cmp(CmpOp::Eq, 0.0).eval(-0.0f64));
+    /// assert!(Predicate::Cmp(CmpOp::Ne, 1.0).eval(f64::NAN));
+    /// assert!(!Predicate::Cmp(CmpOp::Eq, f64::NAN).eval(f64::NAN));
+    /// ```
     #[inline(always)]
     pub fn eval(&self, x: T) -> bool {
         let (op, c1, c2) = self.code();
@@ -161,12 +170,34 @@ pub fn compare<T: Element>(values: &[T], op: CmpOp, c: T, out: &mut [u64]) -> Re
 }
 
 /// [`filter`] with `lo <= values[i] <= hi`.
+///
+/// ```
+/// use keel_kernels::filter;
+/// let v = [1.5f64, -2.0, 3.0, f64::NAN, 2.5];
+/// let mut bits = [0u64; 1];
+/// filter::between(&v, 1.5, 2.5, &mut bits)?;
+/// assert_eq!(bits, [0b10001]);
+/// filter::between(&v, 3.0, 1.0, &mut bits)?; // lo > hi: no row
+/// assert_eq!(bits, [0]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn between<T: Element>(values: &[T], lo: T, hi: T, out: &mut [u64]) -> Result<(), Error> {
     Kernels::current().filter(values, Predicate::Between(lo, hi), out)
 }
 
 impl Kernels {
     /// [`filter`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{filter::Predicate, Kernels};
+    /// let v = [5i64, 1, 9, 5, 7];
+    /// let mut bits = [0u64; 1];
+    /// for k in Kernels::supported() {
+    ///     k.filter(&v, Predicate::Between(2, 7), &mut bits)?;
+    ///     assert_eq!(bits, [0b11001]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn filter<T: Element>(
         self,
         values: &[T],
@@ -177,6 +208,17 @@ impl Kernels {
     }
 
     /// [`compare`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{filter::CmpOp, Kernels};
+    /// let v: Vec<u16> = (0..100).collect();
+    /// let mut bits = [0u64; 2];
+    /// for k in Kernels::supported() {
+    ///     k.compare(&v, CmpOp::Ge, 90, &mut bits)?;
+    ///     assert_eq!(bits, [0, 0x3ff << 26]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn compare<T: Element>(
         self,
         values: &[T],
@@ -188,6 +230,17 @@ impl Kernels {
     }
 
     /// [`between`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let v = [0.5f32, -1.0, 2.0, f32::NAN];
+    /// let mut bits = [0u64; 1];
+    /// for k in Kernels::supported() {
+    ///     k.between(&v, -1.0, 1.0, &mut bits)?;
+    ///     assert_eq!(bits, [0b0011]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn between<T: Element>(
         self,
         values: &[T],
@@ -199,6 +252,17 @@ impl Kernels {
     }
 
     /// [`filter_and`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{filter::{CmpOp, Predicate}, Kernels};
+    /// let v = [5i64, 1, 9, 5, 7];
+    /// for k in Kernels::supported() {
+    ///     let mut bits = [0b11101u64]; // v >= 5
+    ///     k.filter_and(&v, Predicate::Cmp(CmpOp::Lt, 9), &mut bits)?;
+    ///     assert_eq!(bits, [0b11001]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn filter_and<T: Element>(
         self,
         values: &[T],
@@ -231,6 +295,17 @@ impl Kernels {
     }
 
     /// [`count_matching`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{filter::{CmpOp, Predicate}, mask::Selection, Kernels};
+    /// let v: Vec<u8> = (0..200).map(|i| (i % 7) as u8).collect();
+    /// let lt3 = Predicate::Cmp(CmpOp::Lt, 3);
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.count_matching(&v, lt3, None)?, 87);
+    ///     assert_eq!(k.count_matching(&v, lt3, Selection::Rows(&[0, 1, 2, 3]))?, 3);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn count_matching<'a, T: Element>(
         self,
         values: &[T],

@@ -306,6 +306,16 @@ impl core::fmt::Display for Error {
 impl core::error::Error for Error {}
 
 /// Words a bitmap of `rows` bits needs.
+///
+/// ```
+/// use keel_kernels::{bitmap_words, filter::{self, CmpOp}};
+/// assert_eq!((bitmap_words(0), bitmap_words(64), bitmap_words(65)), (0, 1, 2));
+/// let v: Vec<u32> = (0..100).collect();
+/// let mut bits = vec![0u64; bitmap_words(v.len())];
+/// filter::compare(&v, CmpOp::Lt, 70, &mut bits)?;
+/// assert_eq!(bits, [!0, 0b11_1111]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[inline]
 pub const fn bitmap_words(rows: usize) -> usize {
     rows.div_ceil(64)

@@ -56,6 +56,16 @@ impl<'a> Bits<'a> {
     /// Bytes in arrow's bit order (bit `j % 8` of byte `j / 8`) from bit
     /// `offset`: an arrow `BooleanBuffer` is `Bits::from_bytes(b.values(),
     /// b.offset())`.
+    ///
+    /// ```
+    /// use keel_kernels::{agg, mask::{Bits, Mask}};
+    /// let v: Vec<i32> = (1..=9).collect();
+    /// let validity = [0b1111_1011u8, 0b1]; // row 2 is null
+    /// let m = Mask::valid(Bits::from_bytes(&validity, 0));
+    /// assert_eq!(agg::sum_masked(&v, m)?, 42);
+    /// assert_eq!(Bits::from_bytes(&validity, 3).get(0), Some(true));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub const fn from_bytes(bytes: &'a [u8], offset: usize) -> Self {
         Bits(Bitmap::Bytes(bytes, offset))
     }
@@ -72,11 +82,25 @@ impl<'a> Bits<'a> {
     }
 
     /// Bits it holds from its offset on: the most rows it can cover.
+    ///
+    /// ```
+    /// use keel_kernels::mask::Bits;
+    /// assert_eq!(Bits::new(&[0u64, 0]).len(), 128);
+    /// assert_eq!(Bits::with_offset(&[0u64, 0], 100).len(), 28);
+    /// assert_eq!(Bits::from_bytes(&[0u8; 3], 4).len(), 20);
+    /// ```
     pub fn len(&self) -> usize {
         self.0.bits()
     }
 
     /// Whether it covers no row.
+    ///
+    /// ```
+    /// use keel_kernels::mask::Bits;
+    /// assert!(Bits::new(&[]).is_empty());
+    /// assert!(Bits::with_offset(&[!0u64], 64).is_empty());
+    /// assert!(!Bits::from_bytes(&[0u8], 7).is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

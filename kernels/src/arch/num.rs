@@ -22,6 +22,37 @@ mod sealed {
 /// The type facts of a column element (`i64`, `u64`, `i32`, `u32`, `i16`,
 /// `u16`, `i8`, `u8`, `f64`, `f32`): what its sum is, how a sum is laid out in lanes, and its min/max
 /// order. Sealed: implemented here for the primitive types only.
+///
+/// Its constants: the sum type [`Num::Sum`], [`Num::NAME`], the lanes a
+/// sum starts from ([`Num::SUM_ZERO`], [`Num::SUM_LANES`]), the sum of no
+/// rows ([`Num::EMPTY_SUM`]) and the ends of the min/max order
+/// ([`Num::LEAST`], [`Num::GREATEST`]):
+///
+/// ```
+/// use keel_kernels::Num;
+/// let s: <u8 as Num>::Sum = 255u8.widen(); // unsigned types sum into u64
+/// assert_eq!(s, 255u64);
+/// assert_eq!((i8::NAME, f64::NAME), ("i8", "f64"));
+/// assert_eq!((i64::SUM_LANES, f64::SUM_LANES, f32::SUM_LANES), (1, 32, 64));
+/// assert!(f64::SUM_ZERO.is_sign_negative() && f64::EMPTY_SUM.is_sign_positive());
+/// assert_eq!((u16::SUM_ZERO, u16::EMPTY_SUM), (0u64, 0u64));
+/// assert_eq!((i16::LEAST, i16::GREATEST), (i16::MIN, i16::MAX));
+/// assert!(f64::LEAST.is_nan() && f64::GREATEST.is_nan());
+/// ```
+///
+/// Its operations: [`Num::widen`], [`Num::sum_add`] and [`Num::sum_weigh`]
+/// in the sum type, the min/max order [`Num::order_lt`], and the
+/// bit-exact equality [`Num::same`] and [`Num::sum_same`]:
+///
+/// ```
+/// use keel_kernels::Num;
+/// assert_eq!(200u8.widen(), 200u64);
+/// assert_eq!(<u8 as Num>::sum_add(u64::MAX, 2), 1); // wrapping
+/// assert_eq!(<u16 as Num>::sum_weigh(3, 100), 300);
+/// assert!((-0.0f64).order_lt(0.0) && f64::INFINITY.order_lt(f64::GREATEST));
+/// assert!(!(-0.0f64).same(0.0) && f64::NAN.same(-f64::NAN));
+/// assert!(f32::sum_same(f32::NAN, f32::NAN) && !f32::sum_same(0.0, -0.0));
+/// ```
 pub trait Num:
     sealed::Sealed + Copy + PartialOrd + Debug + Default + Send + Sync + 'static
 {
