@@ -54,6 +54,14 @@ impl CountTable {
     /// The room is a hint: room that cannot be had (more buckets than
     /// `usize` counts, or an allocation that fails) is not reserved, and
     /// the table grows as keys come.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::with_capacity_and_seed(1000, 42);
+    /// assert_eq!(t.seed(), 42);
+    /// t.add_column(&[5, 5, 6]);
+    /// assert_eq!((t.len(), t.get(5)), (2, 2));
+    /// ```
     pub fn with_capacity_and_seed(groups: usize, seed: u64) -> Self {
         let mut table = HashTable::new();
         // Nothing is in the table yet, so the hasher is never called.
@@ -62,6 +70,12 @@ impl CountTable {
     }
 
     /// The hash seed.
+    ///
+    /// ```
+    /// use keel_kernels::{groupby::CountTable, hash::DEFAULT_SEED};
+    /// assert_eq!(CountTable::new().seed(), DEFAULT_SEED);
+    /// assert_eq!(CountTable::with_capacity_and_seed(0, 7).seed(), 7);
+    /// ```
     pub fn seed(&self) -> u64 {
         self.seed
     }
@@ -72,16 +86,40 @@ impl CountTable {
     }
 
     /// Whether no key was counted.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::new();
+    /// assert!(t.is_empty());
+    /// t.add(0);
+    /// assert!(!t.is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.table.is_empty()
     }
 
     /// Sum of all counts (the rows counted), saturating at `u64::MAX`.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::new();
+    /// t.add_column(&[1, 1, 2, 1]);
+    /// assert_eq!((t.len(), t.total()), (2, 4));
+    /// ```
     pub fn total(&self) -> u64 {
         self.table.iter().fold(0u64, |t, e| t.saturating_add(e.1))
     }
 
     /// Removes every key, keeping the allocation.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::new();
+    /// t.add_column(&[1, 2, 3]);
+    /// t.clear();
+    /// assert!(t.is_empty());
+    /// assert_eq!((t.get(1), t.total()), (0, 0));
+    /// ```
     pub fn clear(&mut self) {
         self.table.clear();
     }
@@ -103,6 +141,14 @@ impl CountTable {
     }
 
     /// Counts one key.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::new();
+    /// t.add(-3);
+    /// t.add(-3);
+    /// assert_eq!(t.get(-3), 2);
+    /// ```
     pub fn add(&mut self, key: i64) {
         self.bump(key, hash_i64(key, self.seed), 1);
     }
@@ -121,6 +167,16 @@ impl CountTable {
 
     /// Adds every count of `other` into `self` (the two may have different
     /// seeds: keys are re-hashed); a count saturates at `u64::MAX`.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut a = CountTable::new();
+    /// a.add_column(&[1, 2, 2]);
+    /// let mut b = CountTable::with_capacity_and_seed(0, 99);
+    /// b.add_column(&[2, 3]);
+    /// a.merge(&b);
+    /// assert_eq!(a.into_sorted(), vec![(1, 1), (2, 3), (3, 1)]);
+    /// ```
     pub fn merge(&mut self, other: &CountTable) {
         self.table
             .reserve(other.len(), |e| hash_i64(e.0, self.seed));
@@ -130,6 +186,15 @@ impl CountTable {
     }
 
     /// The `(key, count)` pairs, in no particular order.
+    ///
+    /// ```
+    /// use keel_kernels::groupby::CountTable;
+    /// let mut t = CountTable::new();
+    /// t.add_column(&[9, 8, 9]);
+    /// let mut pairs: Vec<(i64, u64)> = t.iter().collect();
+    /// pairs.sort();
+    /// assert_eq!(pairs, [(8, 1), (9, 2)]);
+    /// ```
     pub fn iter(&self) -> impl Iterator<Item = (i64, u64)> + '_ {
         self.table.iter().copied()
     }
@@ -145,6 +210,16 @@ impl CountTable {
 impl Kernels {
     /// [`CountTable::add_column`] at this handle's level: the level picks
     /// the hash kernel; the probes are the same at every level.
+    ///
+    /// ```
+    /// use keel_kernels::{groupby::CountTable, Kernels};
+    /// let keys: Vec<i64> = (0..1000).map(|i| i % 7 - 3).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut t = CountTable::new();
+    ///     k.count_add_column(&mut t, &keys);
+    ///     assert_eq!((t.len(), t.get(-3), t.get(3)), (7, 143, 142));
+    /// }
+    /// ```
     pub fn count_add_column(self, table: &mut CountTable, keys: &[i64]) {
         let mut buf = [0u64; BLOCK];
         for chunk in keys.chunks(BLOCK) {

@@ -57,6 +57,37 @@ use crate::{Element, Error, Kernels};
 bitflags::bitflags! {
     /// The aggregates a table keeps per group and value column, beside the
     /// row count it always keeps.
+    ///
+    /// A set of flags (the `bitflags` API): [`Aggs::from_name`] reads one by
+    /// name, as a query's text spells it.
+    ///
+    /// ```
+    /// use keel_kernels::grouped::Aggs;
+    /// let a = Aggs::from_name("SUM").unwrap() | Aggs::MAX;
+    /// assert!(a.contains(Aggs::SUM) && !a.contains(Aggs::MIN));
+    /// assert_eq!(a.bits(), 5);
+    /// assert_eq!(a.complement(), Aggs::MIN);
+    /// assert_eq!(Aggs::from_name("MEAN"), None);
+    /// let names: Vec<&str> = a.iter_names().map(|(name, _)| name).collect();
+    /// assert_eq!(names, ["SUM", "MAX"]);
+    /// ```
+    ///
+    /// The set operations:
+    ///
+    /// ```
+    /// use keel_kernels::grouped::Aggs;
+    /// let mut a = Aggs::empty();
+    /// a.insert(Aggs::SUM);
+    /// a.set(Aggs::MIN, true);
+    /// a.toggle(Aggs::MAX);
+    /// a.remove(Aggs::MIN);
+    /// assert_eq!(a, Aggs::SUM.union(Aggs::MAX));
+    /// assert!(a.intersects(Aggs::MAX) && !a.is_empty() && !a.is_all());
+    /// assert_eq!(a.intersection(Aggs::all()).difference(Aggs::SUM), Aggs::MAX);
+    /// assert_eq!(a.symmetric_difference(Aggs::all()), Aggs::MIN);
+    /// assert_eq!((Aggs::from_bits(8), Aggs::from_bits(2)), (None, Some(Aggs::MIN)));
+    /// assert_eq!((Aggs::from_bits_truncate(9), Aggs::from_bits_retain(9).bits()), (Aggs::SUM, 9));
+    /// ```
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
     pub struct Aggs: u8 {
         /// Sums.
@@ -106,6 +137,15 @@ pub enum Keys<'a> {
 
 impl Groups {
     /// One-byte codes `0..groups` (1..=256).
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Groups, Key};
+    /// let g = Groups::u8(4)?;
+    /// assert_eq!(g.len(), 4);
+    /// assert_eq!((g.slot(Key::U8(3)), g.slot(Key::U8(4))), (Some(3), None));
+    /// assert!(Groups::u8(0).is_err() && Groups::u8(257).is_err());
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn u8(groups: usize) -> Result<Groups, Error> {
         if !(1..=256).contains(&groups) {
             return Err(Error::InvalidArgument {
@@ -119,6 +159,15 @@ impl Groups {
     }
 
     /// Two-byte codes `0..groups` (1..=65 536).
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Groups, Key};
+    /// let g = Groups::u16(1000)?;
+    /// assert_eq!((g.slot(Key::U16(999)), g.slot(Key::U16(1000))), (Some(999), None));
+    /// assert_eq!(g.slot(Key::U8(0)), None); // a key of another layout
+    /// assert!(Groups::u16(65_537).is_err());
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn u16(groups: usize) -> Result<Groups, Error> {
         if !(1..=65_536).contains(&groups) {
             return Err(Error::InvalidArgument {
@@ -158,6 +207,13 @@ impl Groups {
     }
 
     /// Whether the layout has no slot (never: every layout has one).
+    ///
+    /// ```
+    /// use keel_kernels::grouped::Groups;
+    /// assert!(!Groups::u8(1)?.is_empty());
+    /// assert!(!Groups::pair(b'a'..=b'a', b'z'..=b'z')?.is_empty());
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.slots == 0
     }
@@ -180,6 +236,16 @@ impl Groups {
     }
 
     /// The key of slot `slot` (`slot < len()`).
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Groups, Key};
+    /// let g = Groups::pair(b'A'..=b'R', b'F'..=b'O')?;
+    /// assert_eq!(g.key(0), Key::Pair(b'A', b'F'));
+    /// assert_eq!(g.key(g.len() - 1), Key::Pair(b'R', b'O'));
+    /// let s = g.slot(Key::Pair(b'N', b'O')).unwrap();
+    /// assert_eq!(g.key(s), Key::Pair(b'N', b'O'));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn key(&self, slot: usize) -> Key {
         match self.kind {
             Kind::U8 => Key::U8(slot as u8),
@@ -334,6 +400,14 @@ impl<T: Element> GroupTable<T> {
     }
 
     /// The aggregates kept.
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Aggs, GroupTable, Groups};
+    /// let t = GroupTable::<i64>::new(Groups::u8(2)?, 3, Aggs::MIN | Aggs::MAX)?;
+    /// assert_eq!(t.aggs(), Aggs::MIN | Aggs::MAX);
+    /// assert_eq!((t.groups(), t.columns()), (Groups::u8(2)?, 3));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn aggs(&self) -> Aggs {
         self.aggs
     }
@@ -408,6 +482,16 @@ impl<T: Element> GroupTable<T> {
 
     /// The minimum of `column` in `slot`; `None` for a slot without rows,
     /// past the end, or when minimums are not kept.
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
+    /// let mut t = GroupTable::<f32>::new(Groups::u8(3)?, 1, Aggs::MIN)?;
+    /// t.add(Keys::U8(&[0, 1, 0]), &[&[2.5, -1.0, 0.5]], None)?;
+    /// assert_eq!((t.min(0, 0), t.min(1, 0)), (Some(0.5), Some(-1.0)));
+    /// assert_eq!(t.min(2, 0), None); // no rows in slot 2
+    /// assert_eq!(t.max(0, 0), None); // maximums not kept
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn min(&self, slot: usize, column: usize) -> Option<T> {
         self.extreme(&self.mins, slot, column)
     }
@@ -432,6 +516,16 @@ impl<T: Element> GroupTable<T> {
     }
 
     /// Empties the table, keeping its layout and allocation.
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
+    /// let mut t = GroupTable::<u32>::new(Groups::u8(2)?, 1, Aggs::SUM)?;
+    /// t.add(Keys::U8(&[1, 1]), &[&[5, 6]], None)?;
+    /// assert_eq!((t.count(1), t.sum(1, 0)), (2, 11));
+    /// t.clear();
+    /// assert_eq!((t.count(1), t.sum(1, 0), t.iter().count()), (0, 0, 0));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn clear(&mut self) {
         self.counts.fill(0);
         self.sums.fill(T::SUM_ZERO);
@@ -445,6 +539,20 @@ impl<T: Element> GroupTable<T> {
     /// aggregates, or if a group's count would pass `i64::MAX` (only
     /// merges get there, no table of real rows does; below it no later
     /// add can overflow a count).
+    ///
+    /// ```
+    /// use keel_kernels::grouped::{Aggs, GroupTable, Groups, Keys};
+    /// let g = Groups::u8(2)?;
+    /// let mut a = GroupTable::<i64>::new(g, 1, Aggs::all())?;
+    /// let mut b = a.clone();
+    /// a.add(Keys::U8(&[0, 1]), &[&[10, 20]], None)?;
+    /// b.add(Keys::U8(&[0, 0]), &[&[-5, 7]], None)?;
+    /// a.merge(&b)?;
+    /// assert_eq!((a.count(0), a.sum(0, 0)), (3, 12));
+    /// assert_eq!((a.min(0, 0), a.max(0, 0)), (Some(-5), Some(10)));
+    /// assert!(a.merge(&GroupTable::new(g, 1, Aggs::SUM)?).is_err()); // other aggregates
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn merge(&mut self, other: &GroupTable<T>) -> Result<(), Error> {
         if self.groups != other.groups || self.columns != other.columns || self.aggs != other.aggs {
             return Err(Error::InvalidArgument {
@@ -490,6 +598,18 @@ impl<T: Element> GroupTable<T> {
 
 impl Kernels {
     /// [`GroupTable::add`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{grouped::{Aggs, GroupTable, Groups, Keys}, Kernels};
+    /// let keys: Vec<u8> = (0..100).map(|i| i % 3).collect();
+    /// let vals: Vec<i64> = (0..100).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut t = GroupTable::<i64>::new(Groups::u8(3)?, 1, Aggs::SUM)?;
+    ///     k.group_add(&mut t, Keys::U8(&keys), &[&vals], None)?;
+    ///     assert_eq!((t.count(0), t.sum(0, 0), t.sum(2, 0)), (34, 1683, 1650));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn group_add<'a, T: Element>(
         self,
         table: &mut GroupTable<T>,
@@ -501,6 +621,17 @@ impl Kernels {
     }
 
     /// [`GroupTable::add_weighted`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{grouped::{Aggs, GroupTable, Groups, Keys}, Kernels};
+    /// let (keys, price, qty) = ([0u8, 1, 0], [100i64, 200, 300], [2u16, 3, 4]);
+    /// for k in Kernels::supported() {
+    ///     let mut t = GroupTable::<i64>::new(Groups::u8(2)?, 1, Aggs::SUM)?;
+    ///     k.group_add_weighted(&mut t, Keys::U8(&keys), &[&price], &[Some(&qty)], None)?;
+    ///     assert_eq!((t.sum(0, 0), t.sum(1, 0)), (100 * 2 + 300 * 4, 200 * 3));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn group_add_weighted<'a, T: Element>(
         self,
         table: &mut GroupTable<T>,

@@ -46,6 +46,13 @@ use crate::arch::dispatch;
 use crate::{Error, Kernels};
 
 /// The seed the one-argument conveniences use (the 64-bit golden ratio).
+///
+/// ```
+/// use keel_kernels::hash::{hash_u64, mix, DEFAULT_SEED};
+/// assert_eq!(DEFAULT_SEED, 0x9E37_79B9_7F4A_7C15);
+/// assert_eq!(hash_u64(0, DEFAULT_SEED), mix(DEFAULT_SEED));
+/// assert_ne!(hash_u64(1, DEFAULT_SEED), hash_u64(1, DEFAULT_SEED + 1));
+/// ```
 pub const DEFAULT_SEED: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// Folded-multiply constant for byte strings (an odd constant from wyhash).
@@ -55,6 +62,14 @@ use crate::arch::scalar::hash::{M1, M2};
 pub use crate::arch::scalar::hash::{hash_u64, mix};
 
 /// Hashes one `i64` key: the hash of its two's-complement bits.
+///
+/// ```
+/// use keel_kernels::hash::{hash_i64, hash_u64, DEFAULT_SEED};
+/// assert_eq!(hash_i64(-1, DEFAULT_SEED), hash_u64(u64::MAX, DEFAULT_SEED));
+/// assert_ne!(hash_i64(-1, DEFAULT_SEED), hash_i64(1, DEFAULT_SEED));
+/// const H: u64 = hash_i64(42, 7); // usable in constants
+/// assert_eq!(H, hash_u64(42, 7));
+/// ```
 #[inline]
 pub const fn hash_i64(key: i64, seed: u64) -> u64 {
     hash_u64(key as u64, seed)
@@ -180,6 +195,15 @@ pub fn hash_u64_column(keys: &[u64], seed: u64, out: &mut [u64]) -> Result<(), E
 }
 
 /// [`hash_u64_column`] for `i64` keys (hashes their two's-complement bits).
+///
+/// ```
+/// use keel_kernels::hash::{hash_i64, hash_i64_column, DEFAULT_SEED};
+/// let mut out = [0u64; 2];
+/// hash_i64_column(&[-5, 5], DEFAULT_SEED, &mut out)?;
+/// assert_eq!(out, [hash_i64(-5, DEFAULT_SEED), hash_i64(5, DEFAULT_SEED)]);
+/// assert!(hash_i64_column(&[1], DEFAULT_SEED, &mut out).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn hash_i64_column(keys: &[i64], seed: u64, out: &mut [u64]) -> Result<(), Error> {
     Kernels::current().hash_u64_column(as_u64(keys), seed, out)
 }
@@ -201,12 +225,32 @@ pub fn combine_u64_column(keys: &[u64], acc: &mut [u64]) -> Result<(), Error> {
 }
 
 /// [`combine_u64_column`] for `i64` keys.
+///
+/// ```
+/// use keel_kernels::hash::{combine, combine_i64_column, hash_i64, DEFAULT_SEED};
+/// let mut h = [hash_i64(1, DEFAULT_SEED), hash_i64(2, DEFAULT_SEED)];
+/// combine_i64_column(&[-1, -2], &mut h)?;
+/// assert_eq!(h[0], combine(hash_i64(1, DEFAULT_SEED), -1i64 as u64));
+/// assert!(combine_i64_column(&[0], &mut h).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn combine_i64_column(keys: &[i64], acc: &mut [u64]) -> Result<(), Error> {
     Kernels::current().combine_u64_column(as_u64(keys), acc)
 }
 
 impl Kernels {
     /// [`hash_u64_column`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::hash_u64, Kernels};
+    /// let keys: Vec<u64> = (0..100).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut out = vec![0u64; 100];
+    ///     k.hash_u64_column(&keys, 3, &mut out)?;
+    ///     assert!(out.iter().zip(&keys).all(|(&h, &key)| h == hash_u64(key, 3)));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hash_u64_column(self, keys: &[u64], seed: u64, out: &mut [u64]) -> Result<(), Error> {
         check_len("hash_u64_column: out", keys.len(), out.len())?;
         self.hash_block(keys, seed, out);
@@ -234,6 +278,17 @@ impl Kernels {
 
     /// [`combine_u64_column`] at this
     /// handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::combine, Kernels};
+    /// let keys: Vec<u64> = (0..100).map(|i| i * i).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut acc: Vec<u64> = (0..100).collect();
+    ///     k.combine_u64_column(&keys, &mut acc)?;
+    ///     assert!((0..100).all(|i| acc[i] == combine(i as u64, keys[i])));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn combine_u64_column(self, keys: &[u64], acc: &mut [u64]) -> Result<(), Error> {
         check_len("combine_u64_column: acc", keys.len(), acc.len())?;
         use crate::arch::scalar::hash as sc;

@@ -46,10 +46,31 @@ use core::mem::MaybeUninit;
 const STAGE: usize = 4096;
 
 /// Smallest supported precision.
+///
+/// ```
+/// use keel_kernels::hll::{HyperLogLog, MIN_PRECISION};
+/// assert_eq!(HyperLogLog::new(MIN_PRECISION)?.registers().len(), 16);
+/// assert!(HyperLogLog::new(MIN_PRECISION - 1).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub const MIN_PRECISION: u8 = 4;
 /// Largest supported precision (256 KiB of registers).
+///
+/// ```
+/// use keel_kernels::hll::{HyperLogLog, MAX_PRECISION};
+/// assert_eq!(HyperLogLog::new(MAX_PRECISION)?.registers().len(), 256 << 10);
+/// assert!(HyperLogLog::new(MAX_PRECISION + 1).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub const MAX_PRECISION: u8 = 18;
 /// The default precision: 16 Ki registers, 16 KiB, ~0.81% standard error.
+///
+/// ```
+/// use keel_kernels::hll::{HyperLogLog, DEFAULT_PRECISION};
+/// let h = HyperLogLog::default();
+/// assert_eq!(h.precision(), DEFAULT_PRECISION);
+/// assert_eq!(h.registers().len(), 1 << DEFAULT_PRECISION);
+/// ```
 pub const DEFAULT_PRECISION: u8 = 14;
 
 /// A HyperLogLog sketch with one byte per register.
@@ -123,6 +144,17 @@ impl HyperLogLog {
     /// Rebuilds a sketch from its registers (for example after
     /// serialization). Fails if `registers.len() != 2^p` or a register holds
     /// a rank above `65 - p`, the most any hash can produce.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut a = HyperLogLog::with_seed(10, 3)?;
+    /// a.add_u64_column(&[1, 2, 3]);
+    /// let b = HyperLogLog::from_registers(a.precision(), a.seed(), a.registers())?;
+    /// assert_eq!(a, b);
+    /// assert!(HyperLogLog::from_registers(10, 3, &[0; 1000]).is_err()); // not 2^10
+    /// assert!(HyperLogLog::from_registers(4, 3, &[62; 16]).is_err()); // above 65 - 4
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn from_registers(p: u8, seed: u64, registers: &[u8]) -> Result<Self, Error> {
         check_precision(p)?;
         if registers.len() != 1 << p {
@@ -145,26 +177,69 @@ impl HyperLogLog {
     }
 
     /// The precision `p`.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// assert_eq!(HyperLogLog::new(12)?.precision(), 12);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn precision(&self) -> u8 {
         self.p
     }
 
     /// The hash seed.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::DEFAULT_SEED, hll::HyperLogLog};
+    /// assert_eq!(HyperLogLog::new(12)?.seed(), DEFAULT_SEED);
+    /// assert_eq!(HyperLogLog::with_seed(12, 5)?.seed(), 5);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn seed(&self) -> u64 {
         self.seed
     }
 
     /// The `2^p` registers.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut h = HyperLogLog::new(8)?;
+    /// assert_eq!(h.registers(), &[0; 256][..]);
+    /// h.add_u64(7);
+    /// assert_eq!(h.registers().iter().filter(|&&r| r > 0).count(), 1);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn registers(&self) -> &[u8] {
         &self.registers
     }
 
     /// Empties the sketch, keeping precision and seed.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut h = HyperLogLog::with_seed(10, 1)?;
+    /// h.add_u64_column(&[1, 2, 3]);
+    /// h.clear();
+    /// assert_eq!(h, HyperLogLog::with_seed(10, 1)?);
+    /// assert_eq!(h.count(), 0);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn clear(&mut self) {
         self.registers.fill(0);
     }
 
     /// Adds one key.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let (mut a, mut b) = (HyperLogLog::new(14)?, HyperLogLog::new(14)?);
+    /// for key in [3, 1, 4, 1, 5] {
+    ///     a.add_u64(key);
+    /// }
+    /// b.add_u64_column(&[3, 1, 4, 1, 5]);
+    /// assert_eq!(a, b);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[inline]
     pub fn add_u64(&mut self, key: u64) {
         self.add_hash(hash_u64(key, self.seed));
@@ -172,18 +247,47 @@ impl HyperLogLog {
 
     /// Adds one `i64` key (its two's-complement bits, as
     /// [`HyperLogLog::add_u64`]).
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let (mut a, mut b) = (HyperLogLog::new(14)?, HyperLogLog::new(14)?);
+    /// a.add_i64(-1);
+    /// b.add_u64(u64::MAX);
+    /// assert_eq!(a, b);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[inline]
     pub fn add_i64(&mut self, key: i64) {
         self.add_u64(key as u64);
     }
 
     /// Adds one byte string, hashed with [`crate::hash::hash_bytes`].
+    ///
+    /// ```
+    /// use keel_kernels::{hash::hash_bytes, hll::HyperLogLog};
+    /// let (mut a, mut b) = (HyperLogLog::new(14)?, HyperLogLog::new(14)?);
+    /// for s in ["ant", "bee", "ant"] {
+    ///     a.add_bytes(s.as_bytes());
+    ///     b.add_hash(hash_bytes(s.as_bytes(), b.seed()));
+    /// }
+    /// assert_eq!(a, b);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn add_bytes(&mut self, key: &[u8]) {
         self.add_hash(crate::hash::hash_bytes(key, self.seed));
     }
 
     /// Adds a key already hashed by the caller. Equal keys must give equal
     /// hashes, and every bit must be well mixed.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::hash_u64, hll::HyperLogLog};
+    /// let (mut a, mut b) = (HyperLogLog::with_seed(12, 8)?, HyperLogLog::with_seed(12, 8)?);
+    /// a.add_hash(hash_u64(99, 8)); // the key hashed under the sketch's seed
+    /// b.add_u64(99);
+    /// assert_eq!(a, b);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[inline]
     pub fn add_hash(&mut self, h: u64) {
         let (i, r) = crate::arch::scalar::hll::index_rank(h, u32::from(self.p));
@@ -197,6 +301,18 @@ impl HyperLogLog {
     }
 
     /// Adds every key of an `i64` column, at the level in force.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let keys: Vec<i64> = (-5000..5000).collect();
+    /// let mut a = HyperLogLog::new(14)?;
+    /// a.add_i64_column(&keys);
+    /// let mut b = HyperLogLog::new(14)?;
+    /// b.add_u64_column(&keys.iter().map(|&k| k as u64).collect::<Vec<_>>());
+    /// assert_eq!(a, b);
+    /// assert!((9_500..=10_500).contains(&a.count()));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn add_i64_column(&mut self, keys: &[i64]) {
         Kernels::current().hll_add_i64_column(self, keys);
     }
@@ -225,6 +341,18 @@ impl HyperLogLog {
     }
 
     /// [`HyperLogLog::add_u64_column_masked`] for `i64` keys.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, mask::Selection};
+    /// let keys = [-7i64, 8, -7, 9];
+    /// let mut a = HyperLogLog::new(14)?;
+    /// a.add_i64_column_masked(&keys, Selection::Rows(&[0, 2, 3]))?;
+    /// let mut b = HyperLogLog::new(14)?;
+    /// b.add_i64_column(&[-7, 9]);
+    /// assert_eq!(a, b);
+    /// assert!(a.add_i64_column_masked(&keys, Selection::Rows(&[4])).is_err());
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn add_i64_column_masked<'a>(
         &mut self,
         keys: &[i64],
@@ -234,6 +362,19 @@ impl HyperLogLog {
     }
 
     /// Adds a column of caller-computed hashes, at the level in force.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::hash_u64_column, hll::HyperLogLog};
+    /// let keys: Vec<u64> = (0..500).collect();
+    /// let mut a = HyperLogLog::new(14)?;
+    /// let mut hashes = vec![0u64; keys.len()];
+    /// hash_u64_column(&keys, a.seed(), &mut hashes)?;
+    /// a.add_hashes(&hashes);
+    /// let mut b = HyperLogLog::new(14)?;
+    /// b.add_u64_column(&keys);
+    /// assert_eq!(a, b);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn add_hashes(&mut self, hashes: &[u64]) {
         Kernels::current().hll_add_hashes(self, hashes);
     }
@@ -254,6 +395,16 @@ impl HyperLogLog {
     }
 
     /// The count of each register value `0..=65 - p` (Ertl's `C` vector).
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut h = HyperLogLog::new(10)?;
+    /// assert_eq!(h.histogram()[0], 1024);
+    /// h.add_u64(1);
+    /// let c = h.histogram();
+    /// assert_eq!((c[0], c[1..].iter().sum::<u32>()), (1023, 1));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn histogram(&self) -> [u32; 66] {
         // Four interleaved tables so consecutive equal values do not chain
         // through one counter's store-to-load latency.
@@ -284,6 +435,16 @@ impl HyperLogLog {
     }
 
     /// [`HyperLogLog::estimate`] rounded to the nearest integer.
+    ///
+    /// ```
+    /// use keel_kernels::hll::HyperLogLog;
+    /// let mut h = HyperLogLog::new(14)?;
+    /// assert_eq!(h.count(), 0);
+    /// h.add_u64_column(&(0..20_000).collect::<Vec<u64>>());
+    /// assert!((19_000..=21_000).contains(&h.count()));
+    /// assert_eq!(h.count(), (h.estimate() + 0.5) as u64);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn count(&self) -> u64 {
         // The estimate is finite and at most ~m·2^(64-p); the cast saturates.
         (self.estimate() + 0.5) as u64
@@ -394,11 +555,38 @@ pub(crate) fn sqrt(x: f64) -> f64 {
 
 impl Kernels {
     /// [`HyperLogLog::add_i64_column`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, Kernels};
+    /// let keys: Vec<i64> = (-1000..1000).collect();
+    /// let mut want = HyperLogLog::new(12)?;
+    /// keys.iter().for_each(|&k| want.add_i64(k));
+    /// for k in Kernels::supported() {
+    ///     let mut h = HyperLogLog::new(12)?;
+    ///     k.hll_add_i64_column(&mut h, &keys);
+    ///     assert_eq!(h, want);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_add_i64_column(self, sketch: &mut HyperLogLog, keys: &[i64]) {
         self.hll_add_u64_column(sketch, as_u64(keys))
     }
 
     /// [`HyperLogLog::add_i64_column_masked`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, mask::{Bits, Selection}, Kernels};
+    /// let keys: Vec<i64> = (0..128).map(|i| -i).collect();
+    /// let mut want = HyperLogLog::new(12)?;
+    /// keys.iter().step_by(2).for_each(|&k| want.add_i64(k));
+    /// for k in Kernels::supported() {
+    ///     let mut h = HyperLogLog::new(12)?;
+    ///     let evens = Selection::Bitmap(Bits::new(&[0x5555_5555_5555_5555; 2]));
+    ///     k.hll_add_i64_column_masked(&mut h, &keys, evens)?;
+    ///     assert_eq!(h, want);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_add_i64_column_masked<'a>(
         self,
         sketch: &mut HyperLogLog,
@@ -409,6 +597,20 @@ impl Kernels {
     }
 
     /// [`HyperLogLog::add_u64_column_masked`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, mask::Selection, Kernels};
+    /// let keys: Vec<u64> = (0..1000).collect();
+    /// let rows: Vec<u32> = (0..1000).filter(|r| r % 3 == 0).collect();
+    /// let mut want = HyperLogLog::new(12)?;
+    /// rows.iter().for_each(|&r| want.add_u64(keys[r as usize]));
+    /// for k in Kernels::supported() {
+    ///     let mut h = HyperLogLog::new(12)?;
+    ///     k.hll_add_u64_column_masked(&mut h, &keys, Selection::Rows(&rows))?;
+    ///     assert_eq!(h, want);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_add_u64_column_masked<'a>(
         self,
         sketch: &mut HyperLogLog,
@@ -487,6 +689,19 @@ impl Kernels {
     }
 
     /// [`HyperLogLog::add_u64_column`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, Kernels};
+    /// let keys: Vec<u64> = (0..1000).map(|i| i * 7919).collect();
+    /// let mut want = HyperLogLog::new(12)?;
+    /// keys.iter().for_each(|&k| want.add_u64(k));
+    /// for k in Kernels::supported() {
+    ///     let mut h = HyperLogLog::new(12)?;
+    ///     k.hll_add_u64_column(&mut h, &keys);
+    ///     assert_eq!(h, want);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_add_u64_column(self, sketch: &mut HyperLogLog, keys: &[u64]) {
         let (p, seed) = (u32::from(sketch.p), sketch.seed);
         let regs = &mut sketch.registers[..];
@@ -504,6 +719,19 @@ impl Kernels {
     }
 
     /// [`HyperLogLog::add_hashes`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hash::hash_u64, hll::HyperLogLog, Kernels};
+    /// let hashes: Vec<u64> = (0..1000).map(|k| hash_u64(k, 1)).collect();
+    /// let mut want = HyperLogLog::new(12)?;
+    /// hashes.iter().for_each(|&h| want.add_hash(h));
+    /// for k in Kernels::supported() {
+    ///     let mut h = HyperLogLog::new(12)?;
+    ///     k.hll_add_hashes(&mut h, &hashes);
+    ///     assert_eq!(h, want);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_add_hashes(self, sketch: &mut HyperLogLog, hashes: &[u64]) {
         let p = u32::from(sketch.p);
         let regs = &mut sketch.registers[..];
@@ -521,6 +749,21 @@ impl Kernels {
     }
 
     /// [`HyperLogLog::merge`] at this handle's level.
+    ///
+    /// ```
+    /// use keel_kernels::{hll::HyperLogLog, Kernels};
+    /// let mut a = HyperLogLog::new(12)?;
+    /// let (mut b, mut union) = (a.clone(), a.clone());
+    /// a.add_u64_column(&[1, 2, 3]);
+    /// b.add_u64_column(&[3, 4]);
+    /// union.add_u64_column(&[1, 2, 3, 4]);
+    /// for k in Kernels::supported() {
+    ///     let mut m = a.clone();
+    ///     k.hll_merge(&mut m, &b)?;
+    ///     assert_eq!(m, union);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn hll_merge(self, dst: &mut HyperLogLog, src: &HyperLogLog) -> Result<(), Error> {
         if dst.p != src.p {
             return Err(Error::InvalidArgument {

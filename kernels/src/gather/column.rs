@@ -5,6 +5,19 @@ use super::Value;
 use super::raw::{Dst, Src};
 
 /// One input column of a frame.
+///
+/// [`Column::new`] picks the variant from the element type (as `From`
+/// does); [`Column::len`] and [`Column::is_empty`] count its rows.
+///
+/// ```
+/// use keel_kernels::gather::Column;
+/// let ids = [7u64, 8, 9];
+/// let c = Column::new(&ids);
+/// assert!(matches!(c, Column::U64(_)));
+/// assert_eq!(c.len(), 3);
+/// assert!(matches!(Column::from(&[1i32][..]), Column::I32(_)));
+/// assert!(Column::new::<f32>(&[]).is_empty());
+/// ```
 #[derive(Clone, Copy, Debug)]
 #[allow(missing_docs)] // variants are the element types
 pub enum Column<'a> {
@@ -18,6 +31,18 @@ pub enum Column<'a> {
 }
 
 /// One output column of a frame.
+///
+/// [`ColumnMut::new`] picks the variant from the element type (as `From`
+/// does); [`ColumnMut::len`] and [`ColumnMut::is_empty`] count its rows.
+///
+/// ```
+/// use keel_kernels::gather::ColumnMut;
+/// let mut out = [0.0f64; 4];
+/// let c = ColumnMut::new(&mut out);
+/// assert!(matches!(c, ColumnMut::F64(_)));
+/// assert_eq!(c.len(), 4);
+/// assert!(ColumnMut::new::<u8>(&mut []).is_empty());
+/// ```
 #[derive(Debug)]
 #[allow(missing_docs)] // variants are the element types
 pub enum ColumnMut<'a> {

@@ -145,6 +145,18 @@ pub fn gather_frame<I: Index>(
 
 /// [`gather_frame`] without the index check (the shape checks remain).
 ///
+/// ```
+/// use keel_kernels::gather::{gather_frame_unchecked, Column, ColumnMut};
+/// let (ids, flags) = ([100i64, 200, 300], [b'A', b'B', b'C']);
+/// let cols = [Column::new(&ids), Column::new(&flags)];
+/// let (mut ids_out, mut flags_out) = ([0i64; 2], [0u8; 2]);
+/// let mut outs = [ColumnMut::new(&mut ids_out), ColumnMut::new(&mut flags_out)];
+/// // SAFETY: both indices are below 3, the length of every column.
+/// unsafe { gather_frame_unchecked(&cols, &[1u64, 2], &mut outs) }?;
+/// assert_eq!((ids_out, flags_out), ([200, 300], [b'B', b'C']));
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
+///
 /// # Safety
 ///
 /// Every index in `idx` must be below the frame's length (every column's).
@@ -263,6 +275,15 @@ fn huge_pages<T>(out: &mut alloc::vec::Vec<T>) {
 
 impl Kernels {
     /// [`take`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// for k in Kernels::supported() {
+    ///     assert_eq!(k.take(&[1.5f32, 2.5, 3.5], &[2u32, 0])?, vec![3.5, 1.5]);
+    ///     assert!(k.take(&[1u8], &[1u64]).is_err());
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     pub fn take<T: Value, I: Index>(
         self,
@@ -286,6 +307,18 @@ impl Kernels {
     }
 
     /// [`gather_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::{Bits, Selection}, Kernels};
+    /// let v = [10i64, 11, 12, 13, 14];
+    /// for k in Kernels::supported() {
+    ///     let mut out = [0i64; 5];
+    ///     let n = k.gather_masked(&v, Selection::Bitmap(Bits::new(&[0b11001])), &mut out)?;
+    ///     assert_eq!(&out[..n], &[10, 13, 14]);
+    ///     assert!(k.gather_masked(&v, Selection::Rows(&[0, 1]), &mut out[..1]).is_err());
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn gather_masked<'a, T: Value>(
         self,
         src: &[T],
@@ -335,6 +368,17 @@ impl Kernels {
     }
 
     /// [`take_masked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{mask::{Bits, Selection}, Kernels};
+    /// let v = [1u8, 2, 3, 4, 5, 6, 7, 8];
+    /// for k in Kernels::supported() {
+    ///     let evens = k.take_masked(&v, Selection::Bitmap(Bits::new(&[0b1010_1010])))?;
+    ///     assert_eq!(evens, vec![2, 4, 6, 8]);
+    ///     assert_eq!(k.take_masked(&v, Selection::Rows(&[7, 7]))?, vec![8, 8]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     #[cfg(feature = "alloc")]
     pub fn take_masked<'a, T: Value>(
         self,
@@ -457,6 +501,18 @@ impl Kernels {
     }
 
     /// [`gather`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let col: Vec<u32> = (0..1000).map(|i| i * 3).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut out = [0u32; 3];
+    ///     k.gather(&col, &[999u64, 0, 500], &mut out)?;
+    ///     assert_eq!(out, [2997, 0, 1500]);
+    ///     assert!(k.gather(&col, &[1000u64, 0, 0], &mut out).is_err());
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn gather<T: Value, I: Index>(
         self,
         src: &[T],
@@ -473,6 +529,18 @@ impl Kernels {
     }
 
     /// [`gather_unchecked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::Kernels;
+    /// let col = [-1i32, -2, -3];
+    /// for k in Kernels::supported() {
+    ///     let mut out = [0i32; 4];
+    ///     // SAFETY: every index is below col.len().
+    ///     unsafe { k.gather_unchecked(&col, &[2u32, 1, 0, 2], &mut out) }?;
+    ///     assert_eq!(out, [-3, -2, -1, -3]);
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     ///
     /// # Safety
     ///
@@ -496,6 +564,18 @@ impl Kernels {
     }
 
     /// [`gather_frame`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{gather::{Column, ColumnMut}, Error, Kernels};
+    /// let (a, b) = ([1u64, 2, 3], [0.5f64, 1.5, 2.5]);
+    /// for k in Kernels::supported() {
+    ///     let (mut a_out, mut b_out) = ([0u64; 2], [0f64; 2]);
+    ///     let mut outs = [ColumnMut::new(&mut a_out), ColumnMut::new(&mut b_out)];
+    ///     k.gather_frame(&[Column::new(&a), Column::new(&b)], &[2u32, 0], &mut outs)?;
+    ///     assert_eq!((a_out, b_out), ([3, 1], [2.5, 0.5]));
+    /// }
+    /// # Ok::<(), Error>(())
+    /// ```
     pub fn gather_frame<I: Index>(
         self,
         columns: &[Column<'_>],
@@ -509,6 +589,20 @@ impl Kernels {
     }
 
     /// [`gather_frame_unchecked`] at this level.
+    ///
+    /// ```
+    /// use keel_kernels::{gather::{Column, ColumnMut}, Kernels};
+    /// let (a, b) = ([1u32, 2, 3], [4i32, 5, 6]);
+    /// let cols = [Column::new(&a), Column::new(&b)];
+    /// for k in Kernels::supported() {
+    ///     let (mut a_out, mut b_out) = ([0u32; 1], [0i32; 1]);
+    ///     let mut outs = [ColumnMut::new(&mut a_out), ColumnMut::new(&mut b_out)];
+    ///     // SAFETY: the one index, 1, is below 3, the length of both columns.
+    ///     unsafe { k.gather_frame_unchecked(&cols, &[1u32], &mut outs) }?;
+    ///     assert_eq!((a_out, b_out), ([2], [5]));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     ///
     /// # Safety
     ///

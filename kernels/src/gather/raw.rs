@@ -20,6 +20,18 @@ pub(crate) mod sealed {
 /// A column value type gather can move: `i64`, `i32`, `u32`, `u64`, `f64`,
 /// `f32`, `u8` (gather moves bits, so it takes `u8` where the arithmetic
 /// kernels' [`crate::Element`] does not). Sealed.
+///
+/// ```
+/// use keel_kernels::{gather::{gather, Value}, Error};
+/// fn ends<T: Value + Default>(src: &[T]) -> Result<[T; 2], Error> {
+///     let mut out = [T::default(); 2];
+///     gather(src, &[0u32, src.len() as u32 - 1], &mut out)?;
+///     Ok(out)
+/// }
+/// assert_eq!(ends(&[1u8, 2, 3])?, [1, 3]);
+/// assert_eq!(ends(&[0.5f64, 1.5])?, [0.5, 1.5]);
+/// # Ok::<(), Error>(())
+/// ```
 pub trait Value: Copy + sealed::Value {
     #[doc(hidden)]
     fn src(s: &[Self]) -> Src<'_>;
@@ -34,6 +46,18 @@ pub trait Value: Copy + sealed::Value {
 }
 
 /// A row index type: `u32` or `u64`. Sealed.
+///
+/// ```
+/// use keel_kernels::{gather::{gather, Index}, Error};
+/// fn pick<I: Index>(idx: &[I]) -> Result<[i64; 2], Error> {
+///     let mut out = [0i64; 2];
+///     gather(&[10, 20, 30], idx, &mut out)?;
+///     Ok(out)
+/// }
+/// assert_eq!(pick(&[2u32, 0])?, [30, 10]);
+/// assert_eq!(pick(&[2u64, 0])?, [30, 10]);
+/// # Ok::<(), Error>(())
+/// ```
 pub trait Index: Copy + sealed::Index {
     #[doc(hidden)]
     fn idx(s: &[Self]) -> Idx<'_>;
