@@ -25,6 +25,13 @@ use crate::hash::as_u64;
 use crate::{Error, Kernels};
 
 /// Most hash bits a [`Radix`] may use: 65 536 partitions.
+///
+/// ```
+/// use keel_kernels::partition::{Radix, MAX_BITS};
+/// assert_eq!(Radix::top(MAX_BITS)?.partitions(), 65_536);
+/// assert!(Radix::new(MAX_BITS + 1, 0).is_err());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub const MAX_BITS: u8 = 16;
 
 /// Which hash bits choose a partition.
@@ -71,6 +78,14 @@ impl Radix {
     }
 
     /// The lowest hash bit used.
+    ///
+    /// ```
+    /// use keel_kernels::partition::Radix;
+    /// assert_eq!(Radix::new(8, 32)?.shift(), 32);
+    /// let top = Radix::top(4)?;
+    /// assert_eq!((top.bits(), top.shift()), (4, 60));
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub const fn shift(self) -> u8 {
         self.shift
     }
@@ -245,6 +260,19 @@ pub fn partition_pairs<K: Copy, V: Copy>(
 const BLOCK: usize = 256;
 
 /// [`Kernels::partition_rows_by_key`] at the level in force.
+///
+/// ```
+/// use keel_kernels::{hash::hash_i64, partition::{partition_rows_by_key, Radix}};
+/// let keys = [5i64, -1, 7, 5];
+/// let r = Radix::top(2)?;
+/// let (mut offsets, mut rows) = ([0usize; 5], [0u32; 4]);
+/// partition_rows_by_key(&keys, 9, r, &mut offsets, &mut rows)?;
+/// let j = r.of(hash_i64(5, 9)); // key 5's partition holds rows 0 and 3, in order
+/// let part = &rows[offsets[j]..offsets[j + 1]];
+/// assert!(part.starts_with(&[0]) && part.ends_with(&[3]));
+/// assert_eq!(offsets[4], 4);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub fn partition_rows_by_key(
     keys: &[i64],
     seed: u64,
@@ -309,7 +337,17 @@ impl Kernels {
     }
 }
 
-/// Owned output of [`partition_rows_vec`].
+/// Owned output of [`partition_rows_vec`]; [`Partitions::rows_of`] gives
+/// one partition's rows.
+///
+/// ```
+/// use keel_kernels::partition::{partition_rows_vec, Partitions, Radix};
+/// let p: Partitions = partition_rows_vec(&[1 << 63, 3, u64::MAX], Radix::top(1)?)?;
+/// assert_eq!((p.offsets.as_slice(), p.rows.as_slice()), (&[0, 1, 3][..], &[1, 0, 2][..]));
+/// assert_eq!(p.rows_of(1), &[0, 2]);
+/// assert!(p.rows_of(2).is_empty()); // no partition 2
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[cfg(feature = "alloc")]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partitions {

@@ -36,11 +36,34 @@ use crate::{Element, Error, Kernels, check_bitmap};
 use core::sync::atomic::{AtomicBool, Ordering};
 
 /// Rows between two checks of the span and the abort flag.
+///
+/// ```
+/// use core::sync::atomic::AtomicBool;
+/// use keel_kernels::span::{Outcome, SpanScan, CHECK_ROWS};
+/// let keys: Vec<u32> = (0..3000).collect();
+/// let mut s = SpanScan::<u32>::new(0); // broken at row 1, seen after a block
+/// let out = s.scan(&keys, None, &AtomicBool::new(false))?;
+/// assert_eq!(out, Outcome::Exceeded { rows: CHECK_ROWS });
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub const CHECK_ROWS: usize = 1024;
 
-/// Integer key types a span is defined for.
+/// Integer key types a span is defined for: [`SpanKey::distance`] is
+/// `max - min` without overflow.
+///
+/// ```
+/// use keel_kernels::span::SpanKey;
+/// assert_eq!(i8::distance(i8::MIN, i8::MAX), 255);
+/// assert_eq!(i64::distance(i64::MIN, i64::MAX), u64::MAX);
+/// assert_eq!(u16::distance(3, 3), 0);
+/// ```
 pub trait SpanKey: Element {
     /// `max - min` as an unsigned distance (`max >= min`).
+    ///
+    /// ```
+    /// use keel_kernels::span::SpanKey;
+    /// assert_eq!(<i32 as SpanKey>::distance(-5, 5), 10);
+    /// ```
     fn distance(min: Self, max: Self) -> u64;
 }
 
@@ -81,6 +104,23 @@ pub enum Outcome {
 }
 
 /// One worker's running min and max, carried across the morsels it scans.
+///
+/// Each worker's [`SpanScan::min_max`] covers its own rows; merged with
+/// [`SpanScan::merge`], the states answer for the whole column, and
+/// [`SpanScan::exceeded`] says whether that span is over budget.
+///
+/// ```
+/// use core::sync::atomic::AtomicBool;
+/// use keel_kernels::span::{Outcome, SpanScan};
+/// let abort = AtomicBool::new(false);
+/// let (mut a, mut b) = (SpanScan::<i32>::new(10), SpanScan::<i32>::new(10));
+/// assert_eq!(a.scan(&[0, 5, 8], None, &abort)?, Outcome::Within);
+/// assert_eq!(b.scan(&[9, 15], None, &abort)?, Outcome::Within);
+/// a.merge(&b);
+/// assert_eq!(a.min_max(), Some((0, 15)));
+/// assert!(a.exceeded() && !b.exceeded());
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SpanScan<T> {
     budget: u64,
@@ -95,6 +135,18 @@ impl<T: SpanKey> SpanScan<T> {
     }
 
     /// As [`SpanScan::new`] with the kernels `k`.
+    ///
+    /// ```
+    /// use core::sync::atomic::AtomicBool;
+    /// use keel_kernels::{span::{Outcome, SpanScan}, Kernels};
+    /// let keys: Vec<i16> = (-100..100).collect();
+    /// for k in Kernels::supported() {
+    ///     let mut s = SpanScan::<i16>::with_kernels(k, 199);
+    ///     assert_eq!(s.scan(&keys, None, &AtomicBool::new(false))?, Outcome::Within);
+    ///     assert_eq!((s.min_max(), s.span()), (Some((-100, 99)), Some(199)));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn with_kernels(k: Kernels, budget: u64) -> Self {
         SpanScan {
             budget,

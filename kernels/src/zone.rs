@@ -44,6 +44,17 @@ pub enum Class {
 }
 
 /// What [`ZoneMap::filter`] did, chunk by chunk.
+///
+/// ```
+/// use keel_kernels::{filter::Predicate, zone::{FilterStats, ZoneMap}};
+/// let v: Vec<u8> = (0..=255).collect();
+/// let z = ZoneMap::with_chunk_log2(&v, None, 6)?; // 4 chunks of 64 rows
+/// let mut out = [0u64; 4];
+/// let stats = z.filter(&v, None, Predicate::Between(50, 191), &mut out)?;
+/// assert_eq!(stats, FilterStats { all_pass: 2, all_fail: 1, mixed: 1 });
+/// assert_eq!(out, [!0 << 50, !0, !0, 0]);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FilterStats {
     /// Chunks filled from the validity (or with ones) without reading values.
@@ -55,6 +66,25 @@ pub struct FilterStats {
 }
 
 /// Per-chunk min, max and valid-row counts of one column.
+///
+/// [`ZoneMap::new`] builds one with chunks of [`ZoneMap::chunk_rows`]
+/// rows; [`ZoneMap::rows_in`], [`ZoneMap::valid_in`],
+/// [`ZoneMap::has_null`] and [`ZoneMap::chunk_min_max`] read a chunk.
+///
+/// ```
+/// use keel_kernels::zone::{ZoneMap, DEFAULT_CHUNK_LOG2};
+/// let v: Vec<i32> = (0..100_000).collect();
+/// let mut valid = vec![!0u64; v.len().div_ceil(64)];
+/// valid[0] = !1; // row 0 is null
+/// let z = ZoneMap::new(&v, Some(&valid))?;
+/// assert_eq!((z.chunk_rows(), z.chunks()), (1 << DEFAULT_CHUNK_LOG2, 2));
+/// assert_eq!((z.rows_in(1), z.rows_in(2)), (Some(100_000 - 65_536), None));
+/// assert_eq!((z.valid_in(0), z.valid_in(1)), (Some(65_535), Some(100_000 - 65_536)));
+/// assert_eq!((z.has_null(0), z.has_null(1)), (Some(true), Some(false)));
+/// assert_eq!(z.chunk_min_max(0), Some((1, 65_535)));
+/// assert_eq!(z.chunk_min_max(1), Some((65_536, 99_999)));
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct ZoneMap<T> {
     chunk_log2: u32,
@@ -65,6 +95,14 @@ pub struct ZoneMap<T> {
 }
 
 /// 64 Ki rows a chunk.
+///
+/// ```
+/// use keel_kernels::zone::{ZoneMap, DEFAULT_CHUNK_LOG2};
+/// let z = ZoneMap::new(&[1.5f64; 3], None)?;
+/// assert_eq!(z.chunk_rows(), 1 << DEFAULT_CHUNK_LOG2);
+/// assert_eq!(z.chunk_rows(), 65_536);
+/// # Ok::<(), keel_kernels::Error>(())
+/// ```
 pub const DEFAULT_CHUNK_LOG2: u32 = 16;
 
 impl<T: Element> ZoneMap<T> {
@@ -83,6 +121,18 @@ impl<T: Element> ZoneMap<T> {
     }
 
     /// Builds the zone map with the kernels `k`.
+    ///
+    /// ```
+    /// use keel_kernels::{zone::ZoneMap, Kernels};
+    /// let v: Vec<u64> = (0..1000).map(|i| i * i).collect();
+    /// for k in Kernels::supported() {
+    ///     let z = ZoneMap::build(k, &v, None, 8)?;
+    ///     assert_eq!(z, ZoneMap::with_chunk_log2(&v, None, 8)?);
+    ///     assert_eq!(z.chunk_min_max(3), Some((768 * 768, 999 * 999)));
+    ///     assert!(ZoneMap::build(k, &v, None, 5).is_err()); // chunks under 64 rows
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn build(
         k: Kernels,
         values: &[T],
@@ -182,6 +232,15 @@ impl<T: Element> ZoneMap<T> {
     }
 
     /// Every chunk's class under `pred`.
+    ///
+    /// ```
+    /// use keel_kernels::{filter::{CmpOp, Predicate}, zone::{Class, ZoneMap}};
+    /// let v: Vec<i64> = (0..256).collect();
+    /// let z = ZoneMap::with_chunk_log2(&v, None, 6)?;
+    /// let classes = z.classify_all(Predicate::Cmp(CmpOp::Lt, 100));
+    /// assert_eq!(classes, [Class::AllPass, Class::Mixed, Class::AllFail, Class::AllFail]);
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn classify_all(&self, pred: Predicate<T>) -> Vec<Class> {
         (0..self.chunks()).map(|i| self.classify(i, pred)).collect()
     }
@@ -203,6 +262,19 @@ impl<T: Element> ZoneMap<T> {
     /// copied from `validity` (or set) without reading `values`; mixed chunks
     /// run the filter kernel. `values` and `validity` must be the column
     /// this map was built from (same length checked; contents are trusted).
+    ///
+    /// ```
+    /// use keel_kernels::{filter::{CmpOp, Predicate}, zone::ZoneMap, Kernels};
+    /// let v: Vec<f32> = (0..128).map(|i| i as f32).collect();
+    /// let z = ZoneMap::with_chunk_log2(&v, None, 6)?;
+    /// for k in Kernels::supported() {
+    ///     let mut out = [0u64; 2];
+    ///     let stats = z.filter_with(k, &v, None, Predicate::Cmp(CmpOp::Ge, 32.0), &mut out)?;
+    ///     assert_eq!(out, [!0 << 32, !0]);
+    ///     assert_eq!((stats.all_pass, stats.mixed), (1, 1));
+    /// }
+    /// # Ok::<(), keel_kernels::Error>(())
+    /// ```
     pub fn filter_with(
         &self,
         k: Kernels,
