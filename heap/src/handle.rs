@@ -207,7 +207,7 @@ impl Heap {
     /// Releases every free page of this heap now, and unmaps the direct-map
     /// pool's maps.
     ///
-    /// ```
+    /// ```standalone_crate
     /// let heap = keel_heap::Heap::new()?;
     /// let p = heap.alloc(16 << 20, 8); // a direct map
     /// assert!(!p.is_null());

@@ -117,7 +117,7 @@ pub fn configure(o: Options) {
 
 /// The current options.
 ///
-/// ```
+/// ```standalone_crate
 /// use keel_heap::{Options, configure, options};
 /// let old = options();
 /// configure(Options { purge_every: 0, ..old }); // read back as 1: every GC

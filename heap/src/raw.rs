@@ -24,7 +24,7 @@
 //! [`prepare_fork`] before it, [`parent_after_fork`] in the parent and
 //! [`child_after_fork`] in the child, which can then allocate.
 //!
-//! ```
+//! ```standalone_crate
 //! use keel_heap::raw;
 //! raw::prepare_fork();
 //! // SAFETY: the child only allocates and frees, then `_exit`s, as a threaded program's may.
@@ -544,7 +544,7 @@ pub fn gc() {
 /// exited threads, the fallback heap, and the direct-map pool, whose maps
 /// are unmapped. (Heaps of other live threads are theirs to release.)
 ///
-/// ```
+/// ```standalone_crate
 /// use keel_heap::raw;
 /// let p = raw::alloc(16 << 20, 8); // a direct map
 /// assert!(!p.is_null());
@@ -621,7 +621,7 @@ pub fn stats() -> Stats {
 
 /// Sets the options (see [`Options`]); any time.
 ///
-/// ```
+/// ```standalone_crate
 /// use keel_heap::{Options, raw};
 /// let old = keel_heap::options();
 /// raw::configure(Options { pool_budget: 64 << 20, ..old });

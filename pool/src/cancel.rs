@@ -10,7 +10,9 @@ use std::fmt;
 /// ```
 /// use keel_pool::{Cancel, Cancelled, Pool};
 ///
-/// let pool = Pool::builder().width(2).build()?;
+/// // One hand, so job 10 cancels before any later job is claimed (with
+/// // more, another hand may claim the rest first).
+/// let pool = Pool::builder().width(1).build()?;
 /// let cancel = Cancel::new();
 /// let r = pool.batch().cancel(&cancel).run(1000, |i| {
 ///     if i == 10 {
