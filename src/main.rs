@@ -18,7 +18,7 @@ usage: keel <command> [options]
 commands:
   topo      print the machine as keel sees it (--json, --root DIR)
   doctor    measure this machine and recommend how to run keel on it
-            (--quick, --json, --out DIR)
+            (--quick, --json, --out DIR, --only QUESTIONS, --timeout SECS)
 
 `keel <command> --help` says more about each.
 ";
