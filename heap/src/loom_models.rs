@@ -267,12 +267,11 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
 }
 
 /// The sweep of abandoned heaps borrows one to drain it while a new
-/// thread's `acquire` waits out the borrow and adopts the heap, and another
-/// sweep and a free race for it too (borrowing, or leaving the block on the
-/// foreign list when the heap is taken). The local state is only ever
-/// touched by one thread at a time (loom's cell reports any unordered
-/// access), every free is applied exactly once (in place or drained), and
-/// the waiting adopter gets the heap.
+/// thread's `acquire` waits out the borrow and adopts the heap, and a free
+/// (`free_unowned`, the shipped order) lands in it meanwhile. The local
+/// state is only ever touched by one thread at a time (loom's cell reports
+/// any unordered access), every free is drained exactly once, and the
+/// waiting adopter gets the heap.
 #[test]
 fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
     loom::model(|| {
@@ -283,31 +282,26 @@ fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
         });
         h.ownership.abandon();
         let ns = nodes(2);
-        // A free: in place under a borrow, else onto the foreign list.
-        let free = |h: &HeapModel, node: *mut u8| {
-            if h.ownership.try_borrow() {
-                // SAFETY: borrowed, so this thread alone touches `local`.
-                h.local.with_mut(|v| unsafe { *v += 1 });
-                drain_count(h);
-                h.ownership.end_borrow();
-                // SAFETY: a node freed in place is not pushed.
-                unsafe { drop(Box::from_raw(node.cast::<Node>())) };
-            } else {
-                // SAFETY: pushed once, not touched again.
-                unsafe { h.foreign.push(node) };
-            }
-        };
-        let freers: Vec<_> = ns
-            .iter()
-            .map(|&n| {
-                let h = h.clone();
-                let p = SendPtr(n);
-                thread::spawn(move || {
-                    let p = p;
-                    free(&h, p.0)
-                })
+        // The sweep: borrows the heap, drains it, lets it go.
+        let sweeper = {
+            let h = h.clone();
+            thread::spawn(move || {
+                if h.ownership.try_borrow() {
+                    drain_count(&h);
+                    crate::ownership::let_go(&h.ownership, &h.foreign, true);
+                }
             })
-            .collect();
+        };
+        let freer = {
+            let h = h.clone();
+            let p = SendPtr(ns[0]);
+            thread::spawn(move || {
+                let p = p;
+                free_unowned(&h, p.0)
+            })
+        };
+        // A block freed before the newcomer looked.
+        free_unowned(&h, ns[1]);
         // The newcomer: adopt, waiting out borrows (bounded, as `acquire`).
         let mut adopted = false;
         for _ in 0..4 {
@@ -323,9 +317,8 @@ fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
         if adopted {
             drain_count(&h);
         }
-        for f in freers {
-            f.join().unwrap();
-        }
+        sweeper.join().unwrap();
+        freer.join().unwrap();
         // Whoever owns it now drains what is left.
         assert!(adopted || h.ownership.try_adopt(), "heap left owned");
         drain_count(&h);
