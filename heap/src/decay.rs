@@ -126,16 +126,16 @@ pub(crate) fn abandoned_due() -> u64 {
 }
 
 /// Notes that an owner-less heap has frees waiting on its foreign list:
-/// the sweep is due now (a load, and a store only the first time).
-/// Sequentially consistent, as every step of the protocol that makes it
-/// due (`ownership/README.md`, "Frees into a heap that is not the
-/// caller's"): a sweep that takes the flag after this store then finds the
-/// heap let go, or its borrower finds the block.
+/// the sweep is due now (a load, and a store only the first time). Called
+/// after the push: the load is sequentially consistent and the store a
+/// release, so a sweep that takes the flag after either (a sequentially
+/// consistent compare and swap) is ordered after the push, and then finds
+/// the heap let go or its borrower finds the block (`ownership/README.md`,
+/// "Frees into a heap that is not the caller's").
 #[inline]
 pub(crate) fn note_abandoned_foreign() {
     if ABANDONED_DUE.load(Ordering::SeqCst) != 0 {
-        ABANDONED_DUE.store(0, Ordering::SeqCst);
-        crate::sync::seqcst_pairing();
+        ABANDONED_DUE.store(0, Ordering::Release);
         crate::pool::thread::wake();
     }
 }

@@ -423,11 +423,17 @@ fn loom_free_into_a_borrowed_heap_is_swept() {
             })
         };
         // The sweep, from some heap's slow path (its clock at 1 ms).
-        if crate::decay::take_abandoned_due(1) {
-            borrow(&h);
-        }
+        let sweeper = {
+            let h = h.clone();
+            thread::spawn(move || {
+                if crate::decay::take_abandoned_due(1) {
+                    borrow(&h);
+                }
+            })
+        };
         borrower.join().unwrap();
         freer.join().unwrap();
+        sweeper.join().unwrap();
         assert_not_stranded(&h);
         assert!(h.ownership.try_adopt());
         drain_count(&h);
