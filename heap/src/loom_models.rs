@@ -130,6 +130,17 @@ struct HeapModel {
     local: UnsafeCell<usize>,
 }
 
+impl HeapModel {
+    /// A model heap owned by its creator, its local count 0.
+    fn owned() -> Arc<HeapModel> {
+        Arc::new(HeapModel {
+            ownership: Ownership::new_owned(),
+            foreign: ForeignList::new(),
+            local: UnsafeCell::new(0),
+        })
+    }
+}
+
 // SAFETY: `local` is only touched by whoever owns the model heap.
 unsafe impl Sync for HeapModel {}
 // SAFETY: as above.
@@ -138,11 +149,7 @@ unsafe impl Send for HeapModel {}
 #[test]
 fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
     loom::model(|| {
-        let h = Arc::new(HeapModel {
-            ownership: Ownership::new_owned(),
-            foreign: ForeignList::new(),
-            local: UnsafeCell::new(0),
-        });
+        let h = HeapModel::owned();
         let ns = nodes(2);
         // The owner works on its local state, then exits.
         let owner = {
@@ -198,11 +205,7 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
 #[test]
 fn loom_two_adopters_race_and_release_pages_abandons_again() {
     loom::model(|| {
-        let h = Arc::new(HeapModel {
-            ownership: Ownership::new_owned(),
-            foreign: ForeignList::new(),
-            local: UnsafeCell::new(0),
-        });
+        let h = HeapModel::owned();
         // The first owner exits.
         h.local.with_mut(|v| {
             // SAFETY: still the owner here.
@@ -275,11 +278,7 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
 #[test]
 fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
     loom::model(|| {
-        let h = Arc::new(HeapModel {
-            ownership: Ownership::new_owned(),
-            foreign: ForeignList::new(),
-            local: UnsafeCell::new(0),
-        });
+        let h = HeapModel::owned();
         h.ownership.abandon();
         let ns = nodes(2);
         // The sweep: borrows the heap, drains it, lets it go.
@@ -292,14 +291,7 @@ fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
                 }
             })
         };
-        let freer = {
-            let h = h.clone();
-            let p = SendPtr(ns[0]);
-            thread::spawn(move || {
-                let p = p;
-                free_unowned(&h, p.0)
-            })
-        };
+        let freer = spawn_free_unowned(&h, ns[0]);
         // A block freed before the newcomer looked.
         free_unowned(&h, ns[1]);
         // The newcomer: adopt, waiting out borrows (bounded, as `acquire`).
@@ -342,6 +334,16 @@ fn free_unowned(h: &HeapModel, node: *mut u8) {
     }
 }
 
+/// A thread that frees `node` into the model heap as `free_unowned` does.
+fn spawn_free_unowned(h: &Arc<HeapModel>, node: *mut u8) -> thread::JoinHandle<()> {
+    let h = h.clone();
+    let p = SendPtr(node);
+    thread::spawn(move || {
+        let p = p;
+        free_unowned(&h, p.0)
+    })
+}
+
 /// No free waits on a let-go heap's foreign list without the sweep of
 /// abandoned heaps due (which then borrows the heap and drains it).
 fn assert_not_stranded(h: &HeapModel) {
@@ -362,20 +364,9 @@ fn assert_not_stranded(h: &HeapModel) {
 #[test]
 fn loom_free_racing_abandon_leaves_the_sweep_due() {
     loom::model(|| {
-        let h = Arc::new(HeapModel {
-            ownership: Ownership::new_owned(),
-            foreign: ForeignList::new(),
-            local: UnsafeCell::new(0),
-        });
+        let h = HeapModel::owned();
         let ns = nodes(1);
-        let freer = {
-            let h = h.clone();
-            let p = SendPtr(ns[0]);
-            thread::spawn(move || {
-                let p = p;
-                free_unowned(&h, p.0)
-            })
-        };
+        let freer = spawn_free_unowned(&h, ns[0]);
         // The owner's exit.
         drain_count(&h);
         crate::ownership::let_go(&h.ownership, &h.foreign, false);
@@ -397,11 +388,7 @@ fn loom_free_racing_abandon_leaves_the_sweep_due() {
 #[test]
 fn loom_free_into_a_borrowed_heap_is_swept() {
     loom::model(|| {
-        let h = Arc::new(HeapModel {
-            ownership: Ownership::new_owned(),
-            foreign: ForeignList::new(),
-            local: UnsafeCell::new(0),
-        });
+        let h = HeapModel::owned();
         h.ownership.abandon();
         let ns = nodes(1);
         let borrow = |h: &HeapModel| {
@@ -414,14 +401,7 @@ fn loom_free_into_a_borrowed_heap_is_swept() {
             let h = h.clone();
             thread::spawn(move || borrow(&h))
         };
-        let freer = {
-            let h = h.clone();
-            let p = SendPtr(ns[0]);
-            thread::spawn(move || {
-                let p = p;
-                free_unowned(&h, p.0)
-            })
-        };
+        let freer = spawn_free_unowned(&h, ns[0]);
         // The sweep, from some heap's slow path (its clock at 1 ms).
         let sweeper = {
             let h = h.clone();
