@@ -7,7 +7,7 @@
 
 use keel_heap::{MEDIUM_MAX, Options, configure, raw, stats};
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[test]
 fn sweep_releases_abandoned_heaps_and_the_pool_by_age() {
@@ -78,18 +78,29 @@ fn sweep_releases_abandoned_heaps_and_the_pool_by_age() {
     // SAFETY: a live block of `big_len` bytes.
     let kept = unsafe { *again.add(big_len / 2) };
     assert_eq!(kept, 0, "a map pooled for 3 decay periods kept its pages");
-    // Pooled again and taken back at once: young, so its pages stay.
+    // Pooled again and taken back at once: young, so its pages stay. The
+    // decay releases a map pooled for 7/8 of `decay_ms`; a thread stalled
+    // that long between the free and the allocation (a loaded machine)
+    // rightly gets released pages, so the check holds only for a shorter
+    // gap, and says when it could not be made.
     // SAFETY: live, written, freed once; then a live block of `big_len` bytes.
-    unsafe {
-        again.write_bytes(9, big_len);
-        raw::free(again);
-    }
+    unsafe { again.write_bytes(9, big_len) };
+    let freed_at = Instant::now();
+    // SAFETY: live, freed once.
+    unsafe { raw::free(again) };
     raw::maybe_collect();
     let third = raw::alloc(big_len, 8);
+    let gap = freed_at.elapsed();
     assert_eq!(third.addr(), big, "the pooled map is reused");
     // SAFETY: a live block of `big_len` bytes.
     let kept = unsafe { *third.add(big_len / 2) };
-    assert_eq!(kept, 9, "a map pooled just now lost its pages");
+    if gap < decay * 7 / 8 {
+        assert_eq!(kept, 9, "a map pooled {gap:?} ago lost its pages");
+    } else {
+        println!(
+            "stalled {gap:?} between the free and the allocation: the young map's check is not made"
+        );
+    }
     // SAFETY: live, freed once.
     unsafe {
         raw::free(third);
