@@ -17,3 +17,17 @@ fn library_loaded_with_dlopen_serves_every_thread() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("dlopen: ok"), "{stdout}");
 }
+
+/// Closing the library while keel-heap's decay thread runs (a pooled map
+/// started it) leaves the library mapped (`-z nodelete`, `build.rs`): the
+/// thread keeps running this library's code, and unmapped it would crash
+/// the process at its next wake-up (`tests/c/dlclose.c`).
+#[test]
+fn library_closed_with_its_decay_thread_running_stays_mapped() {
+    let exe = compile("dlclose.c");
+    let lib = library();
+    let out = run(&exe, &[lib.to_str().expect("a UTF-8 path")], &Run::SYSTEM);
+    assert_success("dlclose.c with the decay thread running", &out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("dlclose: ok"), "{stdout}");
+}
