@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn freed_memory_returns_by_age_while_the_thread_keeps_allocating() {
     let Some(base) = common::rss() else {
-        println!("skipped: /proc/self/statm is not readable here");
+        println!("skipped: neither /proc/self/smaps_rollup nor /proc/self/statm is readable here");
         return;
     };
     let decay = Duration::from_millis(100);

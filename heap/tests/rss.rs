@@ -1,4 +1,5 @@
-//! `release_pages` and idle decay give RSS back (read from /proc/self/statm).
+//! `release_pages` and idle decay give RSS back (read from
+//! /proc/self/smaps_rollup: statm lags by megabytes on many-CPU machines).
 //! One test in its own process so other tests do not move RSS meanwhile.
 #![cfg(not(any(keel_loom, miri)))]
 
@@ -26,7 +27,7 @@ fn load(h: &Heap) -> Vec<*mut u8> {
 #[test]
 fn release_pages_and_idle_decay_return_rss() {
     let Some(base) = common::rss() else {
-        println!("skipped: /proc/self/statm is not readable here");
+        println!("skipped: neither /proc/self/smaps_rollup nor /proc/self/statm is readable here");
         return;
     };
     configure(Options {

@@ -66,8 +66,21 @@ pub unsafe fn check(p: *const u8, len: usize, tag: u64) -> bool {
     src.chunks(251).all(|c| c == &pat[..c.len()])
 }
 
-/// Resident set size in bytes from /proc/self/statm, if readable.
+/// Resident set size in bytes, if readable: the `Rss:` line of
+/// /proc/self/smaps_rollup, which walks the page tables (since Linux 6.2
+/// statm's figure comes from per-CPU counters and can lag by megabytes on a
+/// machine with many CPUs); /proc/self/statm, with a note printed once,
+/// where smaps_rollup is absent (kernels before 4.14).
 pub fn rss() -> Option<u64> {
+    if let Ok(s) = std::fs::read_to_string("/proc/self/smaps_rollup") {
+        let line = s.lines().find(|l| l.starts_with("Rss:"))?;
+        let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        return Some(kib * 1024);
+    }
+    static NOTE: std::sync::Once = std::sync::Once::new();
+    NOTE.call_once(|| {
+        println!("note: /proc/self/smaps_rollup is not readable here: RSS from /proc/self/statm")
+    });
     let s = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = s.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)

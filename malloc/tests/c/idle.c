@@ -4,7 +4,7 @@
  * configured (KEEL_HEAP_DECAY_MS), the allocator's own slow paths must
  * return the freed pages whatever else the thread allocates: resident
  * memory comes back near the baseline. Prints the RSS figures and fails if
- * they do not come back within 3 seconds.
+ * they do not come back within 5 seconds.
  * Usage: idle [busy|sparse] */
 #include "keel_test.h"
 
@@ -14,8 +14,28 @@
 #define BLOCKS 32
 #define BLOCK (2u << 20)
 
+/* Resident KiB from the Rss: line of /proc/self/smaps_rollup, which walks
+ * the page tables (since Linux 6.2 statm's figure comes from per-CPU
+ * counters and can lag by megabytes on a machine with many CPUs); from
+ * /proc/self/statm, with a note, where smaps_rollup is absent (before 4.14). */
 static long rss_kib(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
+    static int noted;
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    if (f != NULL) {
+        char line[256];
+        long kib = -1;
+        while (fgets(line, sizeof line, f) != NULL)
+            if (sscanf(line, "Rss: %ld", &kib) == 1)
+                break;
+        fclose(f);
+        CHECK(kib >= 0);
+        return kib;
+    }
+    if (!noted) {
+        noted = 1;
+        printf("note: /proc/self/smaps_rollup is not readable here: RSS from /proc/self/statm\n");
+    }
+    f = fopen("/proc/self/statm", "r");
     CHECK(f != NULL);
     long size = 0, resident = 0;
     CHECK(fscanf(f, "%ld %ld", &size, &resident) == 2);
@@ -48,7 +68,7 @@ int main(int argc, char **argv) {
     long now = rss_kib();
     double t0 = now_s(), waited = 0;
     long calls = 0;
-    while (now > limit && (waited = now_s() - t0) < 3.0) {
+    while (now > limit && (waited = now_s() - t0) < 5.0) {
         for (int i = 0; i < 1000; i++) {
             if (sparse) {
                 struct timespec ts = {0, 1000 * 1000};
