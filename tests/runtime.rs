@@ -323,9 +323,32 @@ fn runtime_reads_placement_and_widths_from_settings() {
         parts.iter().all(|&w| w == 2) && (1..=2).contains(&parts.len()),
         "{parts:?}"
     );
-    // Placement never fails a caller.
+    // Placement never fails a caller, and asks for what the settings say:
+    // interleaving over the machine's nodes (applied, or refused by the
+    // kernel, as in a container without the right), never nothing.
     let col = vec![1u64; 1 << 16];
-    let _ = rt.place(&col);
+    let out = rt.place(&col);
+    let nodes: Vec<u32> = rt
+        .topology()
+        .numa_nodes()
+        .iter()
+        .map(|n| n.os_index)
+        .collect();
+    match out {
+        keel_rt::heap::PlacementOutcome::Applied { policy, nodes: m }
+        | keel_rt::heap::PlacementOutcome::Fallback {
+            policy, nodes: m, ..
+        } => {
+            assert_eq!(policy, keel_rt::heap::Policy::Interleave, "{out}");
+            assert_eq!(m.iter().collect::<Vec<_>>(), nodes, "{out}");
+        }
+        keel_rt::heap::PlacementOutcome::NoOp(r) => {
+            assert!(
+                nodes.is_empty(),
+                "interleave over {nodes:?} did nothing: {r}"
+            );
+        }
+    }
 
     // Each placement the parser accepts maps to the heap's.
     for (v, want) in [
