@@ -78,18 +78,108 @@ macro_rules! by_type {
 trait Decode: Element {
     const SIZE: usize;
     fn decode(b: &[u8]) -> Self;
+    /// The naive sum of the rows `on` counts: integers exactly in `i128`,
+    /// then wrapped into the sum type; floats in the documented order
+    /// (row `i` into lane `i % SUM_LANES` from `-0.0`, lanes folded
+    /// pairwise, `+0.0` when no row counts). The second value is
+    /// `sum_checked`'s: `None` when an integer sum does not fit.
+    fn naive_sum(v: &[Self], on: &dyn Fn(usize) -> bool) -> (Self::Sum, Option<Self::Sum>);
 }
-macro_rules! decode {
-    ($($t:ty),*) => {$(
+macro_rules! decode_int {
+    ($($t:ty => $sum:ty),*) => {$(
         impl Decode for $t {
             const SIZE: usize = core::mem::size_of::<$t>();
             fn decode(b: &[u8]) -> $t {
                 <$t>::from_le_bytes(b.try_into().unwrap())
             }
+            fn naive_sum(v: &[$t], on: &dyn Fn(usize) -> bool) -> ($sum, Option<$sum>) {
+                let exact: i128 = (0..v.len()).filter(|&i| on(i)).map(|i| v[i] as i128).sum();
+                (exact as $sum, <$sum>::try_from(exact).ok())
+            }
         }
     )*};
 }
-decode!(i64, u64, i32, u32, f64, f32, i16, u16, i8, u8);
+decode_int!(i64 => i64, u64 => u64, i32 => i64, u32 => u64, i16 => i64, u16 => u64, i8 => i64, u8 => u64);
+macro_rules! decode_float {
+    ($($t:ty => $lanes:expr),*) => {$(
+        impl Decode for $t {
+            const SIZE: usize = core::mem::size_of::<$t>();
+            fn decode(b: &[u8]) -> $t {
+                <$t>::from_le_bytes(b.try_into().unwrap())
+            }
+            fn naive_sum(v: &[$t], on: &dyn Fn(usize) -> bool) -> ($t, Option<$t>) {
+                let mut lanes = [-0.0 as $t; $lanes];
+                let mut any = false;
+                for (i, &x) in v.iter().enumerate() {
+                    if on(i) {
+                        lanes[i % $lanes] += x;
+                        any = true;
+                    }
+                }
+                let mut w = $lanes;
+                while w > 1 {
+                    w /= 2;
+                    for j in 0..w {
+                        lanes[j] += lanes[j + w];
+                    }
+                }
+                let s = if any { lanes[0] } else { 0.0 };
+                (s, Some(s))
+            }
+        }
+    )*};
+}
+decode_float!(f64 => 32, f32 => 64);
+
+/// The start of a column's slice: `offset % (len + 1)`, so short inputs
+/// keep rows.
+fn start(c: &Column, len: usize) -> usize {
+    usize::from(c.offset) % (len + 1)
+}
+
+/// Bit `i` of little-endian words.
+fn word_bit(w: &[u64], i: usize) -> bool {
+    w[i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Bit `i` of bytes in arrow's order.
+fn byte_bit(b: &[u8], i: usize) -> bool {
+    b[i / 8] >> (i % 8) & 1 == 1
+}
+
+/// The naive aggregates of the rows `on` counts, checked against the
+/// scalar twin's (called only where the twin returned `Ok`).
+fn naive_aggs<T: Decode>(
+    v: &[T],
+    on: &dyn Fn(usize) -> bool,
+    sum: T::Sum,
+    checked: Option<T::Sum>,
+    min_max: Option<(T, T)>,
+    count: usize,
+    what: &str,
+) {
+    let (want_sum, want_checked) = T::naive_sum(v, on);
+    assert!(T::sum_same(sum, want_sum), "{what} sum {sum:?} != naive {want_sum:?}");
+    match (checked, want_checked) {
+        (Some(a), Some(b)) => assert!(T::sum_same(a, b), "{what} sum_checked {a:?} != {b:?}"),
+        (a, b) => assert_eq!(a, b, "{what} sum_checked"),
+    }
+    let mut mm: Option<(T, T)> = None;
+    for (i, &x) in v.iter().enumerate() {
+        if on(i) {
+            mm = Some(mm.map_or((x, x), |(lo, hi)| {
+                (if x.order_lt(lo) { x } else { lo }, if hi.order_lt(x) { x } else { hi })
+            }));
+        }
+    }
+    let ok = match (min_max, mm) {
+        (Some(a), Some(b)) => a.0.same(b.0) && a.1.same(b.1),
+        (a, b) => a.is_none() && b.is_none(),
+    };
+    assert!(ok, "{what} min_max {min_max:?} != naive {mm:?}");
+    let n = (0..v.len()).filter(|&i| on(i)).count();
+    assert_eq!(count, n, "{what} count");
+}
 
 fn values<T: Decode>(c: &Column) -> Vec<T> {
     c.bytes.chunks_exact(T::SIZE).map(T::decode).collect()
@@ -106,9 +196,19 @@ fn eq_sum<T: Element>(a: T::Sum, b: T::Sum) -> bool {
 
 fn agg_typed<T: Decode>(c: &Column) {
     let all = values::<T>(c);
-    let v = &all[(c.offset as usize).min(all.len())..];
+    let v = &all[start(c, all.len())..];
     let val = c.validity.as_deref();
     let s = Kernels::scalar();
+    // The same at a bit offset, with a selection bitmap in bytes.
+    let m = Mask {
+        validity: c
+            .validity
+            .as_deref()
+            .map(|w| Bits::with_offset(w, usize::from(c.shift % 128))),
+        selection: c.selection.as_deref().map_or(Selection::All, |b| {
+            Selection::Bitmap(Bits::from_bytes(b, usize::from(c.shift % 8)))
+        }),
+    };
     for k in Kernels::supported() {
         match (s.sum_masked(v, val), k.sum_masked(v, val)) {
             (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} sum {a:?} {b:?}", k.level()),
@@ -130,20 +230,8 @@ fn agg_typed<T: Decode>(c: &Column) {
         let (a, b) = (s.max_masked(v, val), k.max_masked(v, val));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
         assert_eq!(s.count_masked(v, val), k.count_masked(v, val));
-        assert_eq!(
-            s.sum_checked_masked(v, val).is_ok(),
-            k.sum_checked_masked(v, val).is_ok()
-        );
-        // The same at a bit offset, with a selection bitmap in bytes.
-        let m = Mask {
-            validity: c
-                .validity
-                .as_deref()
-                .map(|w| Bits::with_offset(w, usize::from(c.shift % 128))),
-            selection: c.selection.as_deref().map_or(Selection::All, |b| {
-                Selection::Bitmap(Bits::from_bytes(b, usize::from(c.shift % 8)))
-            }),
-        };
+        let (a, b) = (s.sum_checked_masked(v, val), k.sum_checked_masked(v, val));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} sum_checked", k.level());
         match (s.sum_masked(v, m), k.sum_masked(v, m)) {
             (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} masked sum {a:?} {b:?}", k.level()),
             (a, b) => assert_eq!(a.err(), b.err()),
@@ -157,9 +245,43 @@ fn agg_typed<T: Decode>(c: &Column) {
         );
         assert_eq!(s.count_masked(v, m), k.count_masked(v, m));
     }
+    // The scalar twin against naive folds, on both masks.
+    if let Ok(sum) = s.sum_masked(v, val) {
+        let on = |i: usize| val.is_none_or(|w| word_bit(w, i));
+        naive_aggs(
+            v,
+            &on,
+            sum,
+            s.sum_checked_masked(v, val).unwrap(),
+            s.min_max_masked(v, val).unwrap(),
+            s.count_masked(v, val).unwrap(),
+            "validity",
+        );
+    }
+    if let Ok(sum) = s.sum_masked(v, m) {
+        let on = |i: usize| {
+            c.validity
+                .as_deref()
+                .is_none_or(|w| word_bit(w, usize::from(c.shift % 128) + i))
+                && c.selection
+                    .as_deref()
+                    .is_none_or(|b| byte_bit(b, usize::from(c.shift % 8) + i))
+        };
+        naive_aggs(
+            v,
+            &on,
+            sum,
+            s.sum_checked_masked(v, m).unwrap(),
+            s.min_max_masked(v, m).unwrap(),
+            s.count_masked(v, m).unwrap(),
+            "mask",
+        );
+    }
 }
 
-/// Aggregates at every level equal the scalar twin.
+/// Aggregates at every level equal the scalar twin, which equals naive
+/// folds: wrapping integer sums, `sum_checked`'s exact sums, float sums in
+/// the documented lane order, min/max by the documented order, counts.
 pub fn agg(c: &Column) {
     by_type!(c.ty, agg_typed, c)
 }
@@ -175,13 +297,42 @@ fn pred<T: Decode>(f: &FilterInput) -> Predicate<T> {
 
 fn filter_typed<T: Decode>(f: &FilterInput) {
     let all = values::<T>(&f.col);
-    let v = &all[(f.col.offset as usize).min(all.len())..];
+    let v = &all[start(&f.col, all.len())..];
     let p = pred::<T>(f);
     let s = Kernels::scalar();
     let mut want = f.prior.clone();
     let r = s.filter(v, p, &mut want);
     let mut want_and = f.prior.clone();
     let r_and = s.filter_and(v, p, &mut want_and);
+    // The scalar twin against the predicate row by row: the rows' bits,
+    // the last word's bits past the rows zero, later words untouched.
+    let words = v.len().div_ceil(64);
+    assert_eq!(r.is_ok(), f.prior.len() >= words, "{r:?}");
+    assert_eq!(r_and, r);
+    if r.is_ok() {
+        let eval = |x: T| match p {
+            Predicate::Between(lo, hi) => lo <= x && x <= hi,
+            Predicate::Cmp(CmpOp::Eq, c) => x == c,
+            Predicate::Cmp(CmpOp::Ne, c) => x != c,
+            Predicate::Cmp(CmpOp::Lt, c) => x < c,
+            Predicate::Cmp(CmpOp::Le, c) => x <= c,
+            Predicate::Cmp(CmpOp::Gt, c) => x > c,
+            Predicate::Cmp(CmpOp::Ge, c) => x >= c,
+        };
+        let mut plain = f.prior.clone();
+        let mut and = f.prior.clone();
+        for w in 0..words {
+            plain[w] = 0;
+            and[w] = 0;
+        }
+        for (i, &x) in v.iter().enumerate() {
+            let b = u64::from(eval(x)) << (i % 64);
+            plain[i / 64] |= b;
+            and[i / 64] |= b & f.prior[i / 64];
+        }
+        assert_eq!(want, plain, "filter {p:?} against the predicate row by row");
+        assert_eq!(want_and, and, "filter_and {p:?} against the predicate row by row");
+    }
     for k in Kernels::supported() {
         let mut got = f.prior.clone();
         assert_eq!(k.filter(v, p, &mut got), r, "{}", k.level());
@@ -242,14 +393,15 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
 }
 
 /// Filters (plain and `and` forms) and bitmap kernels at every level equal
-/// the scalar twin.
+/// the scalar twin, whose filters equal the predicate evaluated row by row
+/// (floats by IEEE rules, between inclusive).
 pub fn filter(f: &FilterInput) {
     by_type!(f.col.ty, filter_typed, f)
 }
 
 fn zone_typed<T: Decode>(z: &ZoneInput) {
     let all = values::<T>(&z.f.col);
-    let v = &all[(z.f.col.offset as usize).min(all.len())..];
+    let v = &all[start(&z.f.col, all.len())..];
     let val = z.f.col.validity.as_deref();
     let log2 = 6 + (z.log2 % 5) as u32;
     let p = pred::<T>(&z.f);
@@ -340,7 +492,7 @@ fn stretch<T: Copy>(v: &[T], val: Option<&[u64]>, times: usize) -> (Vec<T>, Opti
 fn span_typed<T: Decode + SpanKey + Into<i128>>(inp: &SpanInput) {
     let all = values::<T>(&inp.col);
     let (rows, bits) = stretch(
-        &all[(inp.col.offset as usize).min(all.len())..],
+        &all[start(&inp.col, all.len())..],
         inp.col.validity.as_deref(),
         1 + usize::from(inp.repeat % 16),
     );
