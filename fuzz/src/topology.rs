@@ -7,7 +7,8 @@ use arbitrary::Arbitrary;
 use keel_topology::{Topology, parse};
 
 /// Every public parser on the same text; cpulists and cpumasks that parse
-/// must print back to a cpulist that parses to the same set.
+/// must print back to a cpulist that parses to the same set; the number
+/// parsers agree with std (see [`numbers`]) and read back printed values.
 pub fn parsers(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     if let Ok(s) = parse::parse_cpulist(&text) {
@@ -19,9 +20,10 @@ pub fn parsers(data: &[u8]) {
         assert_eq!(again, s);
     }
     let _ = parse::parse_cache_size(&text);
-    let _ = parse::parse_int(&text);
-    let _ = parse::parse_uint(&text);
-    let _ = parse::parse_hex_u64(&text);
+    numbers(&text);
+    if let Some(b) = data.get(..8) {
+        round_trip(u64::from_le_bytes(b.try_into().unwrap()));
+    }
     let _ = parse::parse_cpu_max(&text);
     let _ = parse::parse_meminfo_total(&text);
     let mid = (text.len() / 2..=text.len())
@@ -29,6 +31,56 @@ pub fn parsers(data: &[u8]) {
         .unwrap_or(0);
     let (a, b) = text.split_at(mid);
     let _ = parse::parse_cfs_quota(a, b);
+}
+
+/// `parse_int`, `parse_uint` and `parse_hex_u64` against std on the same
+/// text, wherever the documented grammar is std's: decimal (optionally
+/// negative, for `parse_int`) or hexadecimal with an optional `0x`/`0X` and
+/// at most 16 digits, surrounding whitespace ignored. std also takes a
+/// leading `+`, which the parsers do not document: such text is skipped.
+/// `parse_int` refuses `i64::MIN` (it parses the magnitude as an `i64`),
+/// so that one value is skipped too.
+fn numbers(text: &str) {
+    let t = text.trim();
+    let int = parse::parse_int(text).ok();
+    let uint = parse::parse_uint(text).ok();
+    let hex = parse::parse_hex_u64(text).ok();
+    if !t.starts_with('+') && !t.starts_with("-+") {
+        let std_int = t.parse::<i64>().ok();
+        if std_int != Some(i64::MIN) {
+            assert_eq!(int, std_int, "parse_int({text:?})");
+        }
+        assert_eq!(uint, t.parse::<u64>().ok(), "parse_uint({text:?})");
+    }
+    let digits = t
+        .strip_prefix("0x")
+        .or_else(|| t.strip_prefix("0X"))
+        .unwrap_or(t);
+    if !digits.starts_with('+') && digits.len() <= 16 {
+        let std_hex = u64::from_str_radix(digits, 16).ok();
+        assert_eq!(hex, std_hex, "parse_hex_u64({text:?})");
+    }
+    // What parses is what std reads, always.
+    if let Some(v) = int {
+        assert_eq!(t.parse::<i64>().ok(), Some(v), "parse_int({text:?})");
+    }
+    if let Some(v) = uint {
+        assert_eq!(t.parse::<u64>().ok(), Some(v), "parse_uint({text:?})");
+    }
+    if let Some(v) = hex {
+        assert_eq!(u64::from_str_radix(digits, 16).ok(), Some(v), "parse_hex_u64({text:?})");
+    }
+}
+
+/// Values printed as the kernel prints them parse back to themselves.
+fn round_trip(x: u64) {
+    let i = x as i64;
+    if i != i64::MIN {
+        assert_eq!(parse::parse_int(&format!(" {i}\n")), Ok(i));
+    }
+    assert_eq!(parse::parse_uint(&format!("{x}\n")), Ok(x));
+    assert_eq!(parse::parse_hex_u64(&format!("0x{x:016x}\n")), Ok(x));
+    assert_eq!(parse::parse_hex_u64(&format!("{x:X}")), Ok(x));
 }
 
 /// The files a root may hold, by index (`FileWrite::file % FILES.len()`).
