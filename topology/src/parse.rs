@@ -230,6 +230,8 @@ pub fn parse_cache_size(text: &str) -> Result<u64, ParseError> {
 /// ```
 /// use keel_topology::parse::parse_int;
 /// assert_eq!(parse_int("-1\n"), Ok(-1));
+/// assert_eq!(parse_int("-9223372036854775808"), Ok(i64::MIN));
+/// assert!(parse_int("9223372036854775808").is_err());
 /// assert!(parse_int("1.5").is_err());
 /// ```
 pub fn parse_int(text: &str) -> Result<i64, ParseError> {
@@ -238,10 +240,15 @@ pub fn parse_int(text: &str) -> Result<i64, ParseError> {
         Some(d) => (true, d),
         None => (false, t),
     };
+    // A negative magnitude reaches 2^63 (`i64::MIN`).
     let n = parse_u64(digits)
-        .filter(|&n| n <= i64::MAX as u64)
+        .filter(|&n| n <= i64::MAX as u64 + u64::from(neg))
         .ok_or_else(|| ParseError::new("integer", text, "not a decimal integer"))?;
-    Ok(if neg { -(n as i64) } else { n as i64 })
+    Ok(if neg {
+        (n as i64).wrapping_neg()
+    } else {
+        n as i64
+    })
 }
 
 /// Parses a non-negative decimal integer, ignoring surrounding whitespace.
