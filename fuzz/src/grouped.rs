@@ -129,7 +129,13 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, c0: &[T], c1: &[T]) 
                 .keys
                 .chunks(2)
                 .map(|c| u16::from(c[0]) | u16::from(*c.get(1).unwrap_or(&0)) << 8)
-                .map(|k| if raw { k } else { (usize::from(k) % (g * 3)) as u16 })
+                .map(|k| {
+                    if raw {
+                        k
+                    } else {
+                        (usize::from(k) % (g * 3)) as u16
+                    }
+                })
                 .take(n)
                 .collect::<Vec<u16>>();
             Keys::U16(&k16)
@@ -173,8 +179,16 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, c0: &[T], c1: &[T]) 
                     "{} sum {s}",
                     k.level()
                 );
-                assert!(opt_same(got.min(s, c), want.min(s, c)), "{} min {s}", k.level());
-                assert!(opt_same(got.max(s, c), want.max(s, c)), "{} max {s}", k.level());
+                assert!(
+                    opt_same(got.min(s, c), want.min(s, c)),
+                    "{} min {s}",
+                    k.level()
+                );
+                assert!(
+                    opt_same(got.max(s, c), want.max(s, c)),
+                    "{} max {s}",
+                    k.level()
+                );
             }
         }
     }
@@ -195,8 +209,15 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, c0: &[T], c1: &[T]) 
         words.is_none_or(|w| (w * bits).saturating_sub(off) >= n)
     };
     let in_range = slots.len() == n;
-    let masks_ok = bits_ok(64, usize::from(inp.shift % 64), inp.validity.as_ref().map(Vec::len))
-        && bits_ok(8, usize::from(inp.shift % 8), inp.selection.as_ref().map(Vec::len));
+    let masks_ok = bits_ok(
+        64,
+        usize::from(inp.shift % 64),
+        inp.validity.as_ref().map(Vec::len),
+    ) && bits_ok(
+        8,
+        usize::from(inp.shift % 8),
+        inp.selection.as_ref().map(Vec::len),
+    );
     let keys_long = match keys {
         Keys::U8(k) => k.len() == n,
         Keys::U16(k) => k.len() == n,
@@ -232,7 +253,10 @@ fn run<T: keel_kernels::Element + Copy>(inp: &GroupedInput, c0: &[T], c1: &[T]) 
                 l[0]
             };
             let got = want.sum(s, c);
-            assert!(T::sum_same(got, sum), "sum of slot {s} column {c}: {got:?} != {sum:?}");
+            assert!(
+                T::sum_same(got, sum),
+                "sum of slot {s} column {c}: {got:?} != {sum:?}"
+            );
             let kept = |a: Aggs, v: Option<T>| v.filter(|_| aggs.contains(a));
             let (lo, hi) = (kept(Aggs::MIN, t.mins[s][c]), kept(Aggs::MAX, t.maxs[s][c]));
             assert!(opt_same(want.min(s, c), lo), "min of slot {s} column {c}");

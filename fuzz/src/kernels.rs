@@ -159,7 +159,10 @@ fn naive_aggs<T: Decode>(
     what: &str,
 ) {
     let (want_sum, want_checked) = T::naive_sum(v, on);
-    assert!(T::sum_same(sum, want_sum), "{what} sum {sum:?} != naive {want_sum:?}");
+    assert!(
+        T::sum_same(sum, want_sum),
+        "{what} sum {sum:?} != naive {want_sum:?}"
+    );
     match (checked, want_checked) {
         (Some(a), Some(b)) => assert!(T::sum_same(a, b), "{what} sum_checked {a:?} != {b:?}"),
         (a, b) => assert_eq!(a, b, "{what} sum_checked"),
@@ -168,7 +171,10 @@ fn naive_aggs<T: Decode>(
     for (i, &x) in v.iter().enumerate() {
         if on(i) {
             mm = Some(mm.map_or((x, x), |(lo, hi)| {
-                (if x.order_lt(lo) { x } else { lo }, if hi.order_lt(x) { x } else { hi })
+                (
+                    if x.order_lt(lo) { x } else { lo },
+                    if hi.order_lt(x) { x } else { hi },
+                )
             }));
         }
     }
@@ -231,7 +237,12 @@ fn agg_typed<T: Decode>(c: &Column) {
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} max", k.level());
         assert_eq!(s.count_masked(v, val), k.count_masked(v, val));
         let (a, b) = (s.sum_checked_masked(v, val), k.sum_checked_masked(v, val));
-        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{} sum_checked", k.level());
+        assert_eq!(
+            format!("{a:?}"),
+            format!("{b:?}"),
+            "{} sum_checked",
+            k.level()
+        );
         match (s.sum_masked(v, m), k.sum_masked(v, m)) {
             (Ok(a), Ok(b)) => assert!(eq_sum::<T>(a, b), "{} masked sum {a:?} {b:?}", k.level()),
             (a, b) => assert_eq!(a.err(), b.err()),
@@ -331,7 +342,10 @@ fn filter_typed<T: Decode>(f: &FilterInput) {
             and[i / 64] |= b & f.prior[i / 64];
         }
         assert_eq!(want, plain, "filter {p:?} against the predicate row by row");
-        assert_eq!(want_and, and, "filter_and {p:?} against the predicate row by row");
+        assert_eq!(
+            want_and, and,
+            "filter_and {p:?} against the predicate row by row"
+        );
     }
     for k in Kernels::supported() {
         let mut got = f.prior.clone();

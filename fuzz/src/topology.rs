@@ -63,7 +63,11 @@ fn numbers(text: &str) {
         assert_eq!(t.parse::<u64>().ok(), Some(v), "parse_uint({text:?})");
     }
     if let Some(v) = hex {
-        assert_eq!(u64::from_str_radix(digits, 16).ok(), Some(v), "parse_hex_u64({text:?})");
+        assert_eq!(
+            u64::from_str_radix(digits, 16).ok(),
+            Some(v),
+            "parse_hex_u64({text:?})"
+        );
     }
 }
 
