@@ -8,7 +8,6 @@
  * Usage: dlclose <path to libkeel_malloc.so> */
 #include "keel_test.h"
 
-#include <dirent.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -17,28 +16,6 @@ typedef void (*free_fn)(void *);
 
 static malloc_fn k_malloc;
 static free_fn k_free;
-
-/* Whether a thread of this process is named keel-decay. */
-static int decay_thread_running(void) {
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int found = 0;
-    struct dirent *e;
-    while (!found && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], name[32] = {0};
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (f == NULL)
-            continue; /* the thread exited */
-        if (fgets(name, sizeof name, f) != NULL && strncmp(name, "keel-decay", 10) == 0)
-            found = 1;
-        fclose(f);
-    }
-    closedir(d);
-    return found;
-}
 
 /* Whether a mapping of this process is of a file whose path ends in `name`. */
 static int mapped(const char *name) {
@@ -83,14 +60,14 @@ int main(int argc, char **argv) {
     pthread_t t;
     CHECK(pthread_create(&t, NULL, worker, NULL) == 0);
     CHECK(pthread_join(t, NULL) == 0);
-    for (int i = 0; i < 1000 && !decay_thread_running(); i++)
+    for (int i = 0; i < 1000 && decay_threads() == 0; i++)
         usleep(1000);
-    CHECK(decay_thread_running());
+    CHECK(decay_threads() > 0);
     CHECK(mapped(base));
     CHECK(dlclose(lib) == 0);
     CHECK(mapped(base)); /* -z nodelete */
     usleep(300 * 1000);  /* past the map's deadline: the thread woke */
-    CHECK(decay_thread_running());
+    CHECK(decay_threads() > 0);
     printf("dlclose: ok\n");
     return 0;
 }

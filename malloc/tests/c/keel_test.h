@@ -5,6 +5,7 @@
 #define KEEL_TEST_H
 
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
@@ -55,6 +56,29 @@ static inline int filled(const void *p, size_t len, uint64_t tag) {
         if (b[i] != (unsigned char)(tag + i * 131u))
             return 0;
     return 1;
+}
+
+/* How many threads of this process are named keel-decay (keel-heap's decay
+ * thread). */
+static inline int decay_threads(void) {
+    DIR *d = opendir("/proc/self/task");
+    CHECK(d != NULL);
+    int named = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], comm[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue; /* the thread exited */
+        if (fgets(comm, sizeof comm, f) != NULL && strcmp(comm, "keel-decay\n") == 0)
+            named++;
+        fclose(f);
+    }
+    closedir(d);
+    return named;
 }
 
 static inline int aligned(const void *p, size_t align) {
