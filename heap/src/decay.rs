@@ -115,14 +115,56 @@ pub(crate) fn note_abandoned(due: u64, now: u64) {
     }
 }
 
-/// The sweep's deadline (for the decay thread's sleep).
+/// The sweep's deadline as frees and abandons set it.
+#[inline]
+pub(crate) fn abandoned_due() -> u64 {
+    ABANDONED_DUE.load(Ordering::Relaxed)
+}
+
+/// When the last sweep of abandoned heaps started (ms; a hint, not part of
+/// the protocol that makes the sweep due, so a plain atomic).
+static LAST_SWEEP: crate::sync::plain::AtomicU64 = crate::sync::plain::AtomicU64::new(0);
+
+/// The least time (ms) between two sweeps of abandoned heaps, for `decay`
+/// ms: [`abandoned_decay`]. A free into a heap nobody owns makes the sweep
+/// due at once, and a program whose new threads free what exited ones
+/// allocated (larson's) does so again right after each sweep: without a
+/// floor the decay thread woke and swept every 100 us or so, 266 futex
+/// wakes in a 32 ms thread's life, and every heap's slow path swept too.
+/// Frees queued meanwhile wait at most this long.
+#[inline]
+pub(crate) fn sweep_gap(decay: u64) -> u64 {
+    abandoned_decay(decay)
+}
+
+/// When the sweep may run next (for the decay thread's sleep): its
+/// deadline, but no sooner than [`sweep_gap`] after the last sweep.
 #[cfg_attr(
     not(all(feature = "std", target_os = "linux", not(miri), not(keel_loom))),
     allow(dead_code)
 )]
 #[inline]
-pub(crate) fn abandoned_due() -> u64 {
-    ABANDONED_DUE.load(Ordering::Relaxed)
+pub(crate) fn abandoned_sweep_at(decay: u64) -> u64 {
+    let due = ABANDONED_DUE.load(Ordering::Relaxed);
+    if due == NEVER {
+        return NEVER;
+    }
+    due.max(LAST_SWEEP.load(Ordering::Relaxed) + sweep_gap(decay))
+}
+
+/// Whether a sweep may start at `now` ([`sweep_gap`] after the last); if
+/// so, it is noted as started. Checked before [`take_abandoned_due`], so a
+/// sweep held back leaves the deadline (and a free's flag) in place.
+#[inline]
+pub(crate) fn sweep_allowed(now: u64, decay: u64) -> bool {
+    let last = LAST_SWEEP.load(Ordering::Relaxed);
+    if now < last + sweep_gap(decay) {
+        return false;
+    }
+    // Two sweepers racing here may both start: each takes the deadline
+    // (only one wins it), which is all the floor is for.
+    LAST_SWEEP.store(now, Ordering::Relaxed);
+    true
 }
 
 /// Notes that an owner-less heap has frees waiting on its foreign list:

@@ -431,11 +431,17 @@ pub(crate) unsafe fn decay_pass(h: &HeapCore, now: u64, decay: u64) {
 /// run it: once their earliest deadline passed, borrows each abandoned heap
 /// in turn, drains what other threads freed into it and runs its decay pass
 /// (under [`abandoned_decay`]) if due. Runs from any heap's slow path, at
-/// most once per deadline.
+/// most once per deadline and [`decay::sweep_gap`].
 pub(crate) fn sweep_abandoned(now: u64, decay: u64) {
+    if decay::abandoned_due() > now || !decay::sweep_allowed(now, decay) {
+        return;
+    }
     if !decay::take_abandoned_due(now) {
         return;
     }
+    crate::stats::global()
+        .sweeps
+        .fetch_add(1, crate::sync::plain::Ordering::Relaxed);
     let decay = decay::abandoned_decay(decay);
     crate::heap::for_each_heap(|a, abandoned| {
         if abandoned && a.ownership().try_borrow() {

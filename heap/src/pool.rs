@@ -202,10 +202,10 @@ pub(crate) mod thread {
 
     /// The earliest deadline of the pool's pass, the abandoned sweep and
     /// the live heaps' nudge.
-    fn next_due() -> u64 {
+    fn next_due(decay: u64) -> u64 {
         POOL_DUE
             .load(Ordering::Relaxed)
-            .min(crate::decay::abandoned_due())
+            .min(crate::decay::abandoned_sweep_at(decay))
             .min(crate::nudge::board_due())
     }
 
@@ -219,12 +219,12 @@ pub(crate) mod thread {
                 0
             };
             let now = os::now_ms();
-            let due = next_due();
+            let due = next_due(decay);
             if decay != 0 && due <= now {
                 super::decay(now, decay);
                 crate::gc::sweep_abandoned(now, decay);
                 crate::nudge::nudge_live(now, decay);
-                if next_due() <= now {
+                if next_due(decay) <= now {
                     // The passes set no later deadline (another thread
                     // raced them): look again after a step.
                     sleep(seen, crate::decay::pool_step(decay));

@@ -51,6 +51,10 @@ pub struct Stats {
     pub abandoned: u64,
     /// Bytes of direct maps held in the reuse pool.
     pub pool_bytes: u64,
+    /// Sweeps of abandoned heaps run (each drains what other threads freed
+    /// into heaps of exited threads, and releases what aged there); at
+    /// most one per 1/256 of `decay_ms`.
+    pub sweeps: u64,
 }
 
 /// Counters of one heap: written by the owner, read by anyone.
@@ -181,6 +185,8 @@ pub(crate) struct Global {
     pub(crate) peak: AtomicU64,
     /// Incremented by every GC of any heap: the pool's notion of age.
     pub(crate) gc_epoch: AtomicU64,
+    /// Sweeps of abandoned heaps run.
+    pub(crate) sweeps: AtomicU64,
 }
 
 static GLOBAL: Global = Global {
@@ -191,6 +197,7 @@ static GLOBAL: Global = Global {
     direct_maps: AtomicUsize::new(0),
     peak: AtomicU64::new(0),
     gc_epoch: AtomicU64::new(0),
+    sweeps: AtomicU64::new(0),
 };
 
 pub(crate) fn global() -> &'static Global {
@@ -221,6 +228,7 @@ impl Stats {
         self.released += g.released.load(Ordering::Relaxed);
         self.madvise_calls += g.madvise_calls.load(Ordering::Relaxed);
         self.pool_bytes = pool_bytes as u64;
+        self.sweeps = g.sweeps.load(Ordering::Relaxed);
         self.peak = g
             .peak
             .fetch_max(self.in_use, Ordering::Relaxed)

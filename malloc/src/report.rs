@@ -53,6 +53,7 @@ pub fn format_stats<W: fmt::Write>(w: &mut W, s: &keel_heap::Stats) -> fmt::Resu
         ("slab hits", s.slab_hits),
         ("heaps", s.heaps),
         ("abandoned heaps", s.abandoned),
+        ("sweeps", s.sweeps),
     ];
     for (name, v) in counts {
         writeln!(w, "  {name:<16} {v:>16}")?;
@@ -152,6 +153,7 @@ mod tests {
             heaps: 3,
             abandoned: 1,
             pool_bytes: 4096,
+            sweeps: 2,
         };
         let mut w = StackWriter::<2048>::new();
         format_stats(&mut w, &s).unwrap();
@@ -162,6 +164,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("foreign frees                  12"), "{text}");
-        assert_eq!(text.lines().count(), 14);
+        assert_eq!(text.lines().count(), 15);
     }
 }
