@@ -35,9 +35,10 @@ pub fn parsers(data: &[u8]) {
 
 /// `parse_int`, `parse_uint` and `parse_hex_u64` against std on the same
 /// text, wherever the documented grammar is std's: decimal (optionally
-/// negative, for `parse_int`) or hexadecimal with an optional `0x`/`0X` and
-/// at most 16 digits, surrounding whitespace ignored. std also takes a
-/// leading `+`, which the parsers do not document: such text is skipped.
+/// negative, for `parse_int`) or hexadecimal with an optional `0x`/`0X`
+/// (any number of leading zeros), surrounding whitespace ignored. std also
+/// takes a leading `+`, which the parsers do not document: such text is
+/// skipped.
 fn numbers(text: &str) {
     let t = text.trim();
     let int = parse::parse_int(text).ok();
@@ -51,7 +52,7 @@ fn numbers(text: &str) {
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    if !digits.starts_with('+') && digits.len() <= 16 {
+    if !digits.starts_with('+') {
         let std_hex = u64::from_str_radix(digits, 16).ok();
         assert_eq!(hex, std_hex, "parse_hex_u64({text:?})");
     }
@@ -78,6 +79,7 @@ fn round_trip(x: u64) {
     assert_eq!(parse::parse_uint(&format!("{x}\n")), Ok(x));
     assert_eq!(parse::parse_hex_u64(&format!("0x{x:016x}\n")), Ok(x));
     assert_eq!(parse::parse_hex_u64(&format!("{x:X}")), Ok(x));
+    assert_eq!(parse::parse_hex_u64(&format!("0x{x:024x}")), Ok(x));
 }
 
 /// The files a root may hold, by index (`FileWrite::file % FILES.len()`).

@@ -278,11 +278,14 @@ fn parse_u64(s: &str) -> Option<u64> {
 }
 
 /// Parses a hexadecimal 64-bit value with or without `0x`, as in ARM's
-/// `midr_el1`.
+/// `midr_el1`: at most 16 significant digits, after any number of leading
+/// zeros (a value printed padded wider still fits).
 ///
 /// ```
 /// use keel_topology::parse::parse_hex_u64;
 /// assert_eq!(parse_hex_u64("0x00000000410fd4f1\n"), Ok(0x410f_d4f1));
+/// assert_eq!(parse_hex_u64("0x0000ffffffffffffffff"), Ok(u64::MAX));
+/// assert!(parse_hex_u64("0x10000000000000000").is_err()); // 65 bits
 /// assert!(parse_hex_u64("0x").is_err());
 /// ```
 pub fn parse_hex_u64(text: &str) -> Result<u64, ParseError> {
@@ -291,7 +294,10 @@ pub fn parse_hex_u64(text: &str) -> Result<u64, ParseError> {
         .strip_prefix("0x")
         .or_else(|| t.strip_prefix("0X"))
         .unwrap_or(t);
-    if t.is_empty() || t.len() > 16 || !t.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if t.is_empty()
+        || t.trim_start_matches('0').len() > 16
+        || !t.bytes().all(|b| b.is_ascii_hexdigit())
+    {
         return Err(ParseError::new(
             "hex value",
             text,
