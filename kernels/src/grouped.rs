@@ -235,26 +235,32 @@ impl Groups {
         (s < self.slots).then_some(s)
     }
 
-    /// The key of slot `slot` (`slot < len()`).
+    /// The key of slot `slot`, `None` if it is outside the layout (the
+    /// inverse of [`slot`](Self::slot)).
     ///
     /// ```
     /// use keel_kernels::grouped::{Groups, Key};
     /// let g = Groups::pair(b'A'..=b'R', b'F'..=b'O')?;
-    /// assert_eq!(g.key(0), Key::Pair(b'A', b'F'));
-    /// assert_eq!(g.key(g.len() - 1), Key::Pair(b'R', b'O'));
+    /// assert_eq!(g.key(0), Some(Key::Pair(b'A', b'F')));
+    /// assert_eq!(g.key(g.len() - 1), Some(Key::Pair(b'R', b'O')));
+    /// assert_eq!(g.key(g.len()), None);
     /// let s = g.slot(Key::Pair(b'N', b'O')).unwrap();
-    /// assert_eq!(g.key(s), Key::Pair(b'N', b'O'));
+    /// assert_eq!(g.key(s), Some(Key::Pair(b'N', b'O')));
     /// # Ok::<(), keel_kernels::Error>(())
     /// ```
-    pub fn key(&self, slot: usize) -> Key {
-        match self.kind {
+    pub fn key(&self, slot: usize) -> Option<Key> {
+        if slot >= self.slots {
+            return None;
+        }
+        // In range: a pair's `slots` is `(a_hi - a_lo + 1) * b_span`, so
+        // `a_lo + slot / b_span <= a_hi`.
+        Some(match self.kind {
             Kind::U8 => Key::U8(slot as u8),
             Kind::U16 => Key::U16(slot as u16),
-            Kind::Pair { a_lo, b_lo, b_span } => Key::Pair(
-                a_lo.wrapping_add((slot / b_span) as u8),
-                b_lo.wrapping_add((slot % b_span) as u8),
-            ),
-        }
+            Kind::Pair { a_lo, b_lo, b_span } => {
+                Key::Pair(a_lo + (slot / b_span) as u8, b_lo + (slot % b_span) as u8)
+            }
+        })
     }
 
     /// Checks `keys` against the layout (their kind, their length `n`, each
@@ -512,7 +518,7 @@ impl<T: Element> GroupTable<T> {
     pub fn iter(&self) -> impl Iterator<Item = (Key, usize)> + '_ {
         (0..self.groups.len())
             .filter(|&s| self.counts[s] > 0)
-            .map(|s| (self.groups.key(s), s))
+            .filter_map(|s| Some((self.groups.key(s)?, s)))
     }
 
     /// Empties the table, keeping its layout and allocation.

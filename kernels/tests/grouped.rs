@@ -334,7 +334,16 @@ fn bad_arguments_are_errors() {
         })
     );
     assert_eq!(p.slot(Key::Pair(b'c', 1)), Some(5));
-    assert_eq!(p.key(5), Key::Pair(b'c', 1));
+    assert_eq!(p.key(5), Some(Key::Pair(b'c', 1)));
+    assert_eq!(p.key(6), None);
+    assert_eq!(p.key(usize::MAX), None);
+    // Every slot's key maps back to it, in every layout.
+    for g in [Groups::u8(256).unwrap(), Groups::u16(65_536).unwrap(), p] {
+        for s in 0..g.len() {
+            assert_eq!(g.slot(g.key(s).unwrap()), Some(s));
+        }
+        assert_eq!(g.key(g.len()), None);
+    }
     assert_eq!(p.slot(Key::Pair(b'd', 0)), None);
     assert_eq!(p.slot(Key::U8(0)), None);
     assert!(Groups::u8(0).is_err() && Groups::u8(257).is_err() && Groups::u16(65_537).is_err());
