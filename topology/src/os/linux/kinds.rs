@@ -73,62 +73,103 @@ impl Kind {
     }
 }
 
-/// Refines `kinds` with `set`, as hwloc registers a CPU kind.
-fn register(kinds: &mut Vec<Kind>, mut set: CpuSet, forced: Option<u64>, info: Info) {
-    if set.is_empty() {
-        return;
-    }
-    let old = kinds.len();
-    for i in 0..old {
-        let inter = set.and(&kinds[i].cpus);
-        if inter.is_empty() {
-            continue;
-        }
-        if kinds[i].cpus.is_subset(&set) {
-            // The new set covers this kind: annotate it.
-            kinds[i].add(info);
-            if kinds[i].forced.is_none() {
-                kinds[i].forced = forced;
+/// The kinds found so far (a partition of the CPUs registered) and each
+/// CPU's kind, so that a registration visits only the kinds its CPUs are
+/// in: a root with thousands of single-CPU kinds (each CPU its own
+/// capacity) registered each against every kind before, 2 s for 8192.
+#[derive(Default)]
+struct Partition {
+    kinds: Vec<Kind>,
+    /// The index in `kinds` of each CPU's kind, [`NO_KIND`] for none yet.
+    owner: Vec<u32>,
+}
+
+const NO_KIND: u32 = u32::MAX;
+
+impl Partition {
+    /// Notes that the CPUs of `cpus` are now in kind `k`.
+    fn own(&mut self, cpus: &CpuSet, k: usize) {
+        for c in cpus.iter() {
+            if c >= self.owner.len() {
+                self.owner.resize(c + 1, NO_KIND);
             }
-            set = set.and_not(&kinds[i].cpus);
-        } else {
-            // Split off the intersection as a new kind.
-            let mut k = kinds[i].clone();
-            k.cpus = inter.clone();
-            k.forced = forced;
-            k.add(info);
-            kinds[i].cpus = kinds[i].cpus.and_not(&inter);
-            set = set.and_not(&inter);
-            kinds.push(k);
-        }
-        if set.is_empty() {
-            break;
+            self.owner[c] = k as u32;
         }
     }
-    if !set.is_empty() {
-        let mut k = Kind {
-            cpus: set,
-            forced,
-            ..Kind::default()
-        };
-        k.add(info);
-        kinds.push(k);
+
+    /// Refines the kinds with `set`, as hwloc registers a CPU kind: each
+    /// kind `set` covers is annotated, each it meets in part is split, in
+    /// the kinds' order, and what is left of `set` becomes a kind.
+    fn register(&mut self, mut set: CpuSet, forced: Option<u64>, info: Info) {
+        if set.is_empty() {
+            return;
+        }
+        // The kinds `set` meets, in index order: those hwloc's walk over
+        // every kind acts on, in its order.
+        let mut met: Vec<usize> = set
+            .iter()
+            .filter_map(|c| self.owner.get(c).copied())
+            .filter(|&k| k != NO_KIND)
+            .map(|k| k as usize)
+            .collect();
+        met.sort_unstable();
+        met.dedup();
+        for i in met {
+            // Not empty: `set` lost only CPUs of other kinds so far.
+            let inter = set.and(&self.kinds[i].cpus);
+            let kind = &mut self.kinds[i];
+            if kind.cpus.is_subset(&set) {
+                // The new set covers this kind: annotate it.
+                kind.add(info);
+                if kind.forced.is_none() {
+                    kind.forced = forced;
+                }
+                set = set.and_not(&kind.cpus);
+            } else {
+                // Split off the intersection as a new kind.
+                let mut k = kind.clone();
+                k.cpus = inter.clone();
+                k.forced = forced;
+                k.add(info);
+                kind.cpus = kind.cpus.and_not(&inter);
+                set = set.and_not(&inter);
+                self.kinds.push(k);
+                self.own(&inter, self.kinds.len() - 1);
+            }
+            if set.is_empty() {
+                break;
+            }
+        }
+        if !set.is_empty() {
+            let mut k = Kind {
+                cpus: set,
+                forced,
+                ..Kind::default()
+            };
+            k.add(info);
+            self.kinds.push(k);
+            let new = self.kinds.len() - 1;
+            let cpus = self.kinds[new].cpus.clone();
+            self.own(&cpus, new);
+        }
     }
 }
 
-/// Groups `(cpu, value)` pairs with a nonzero value by value, ascending.
+/// Groups `(cpu, value)` pairs with a nonzero value by value, ascending
+/// (sorted, not searched: a value a CPU is linear, not quadratic).
 fn by_value(pairs: impl Iterator<Item = (usize, u64)>) -> Vec<(u64, CpuSet)> {
+    let mut pairs: Vec<(u64, usize)> = pairs
+        .filter(|&(_, v)| v != 0)
+        .map(|(c, v)| (v, c))
+        .collect();
+    pairs.sort_unstable();
     let mut groups: Vec<(u64, CpuSet)> = Vec::new();
-    for (cpu, v) in pairs {
-        if v == 0 {
-            continue;
-        }
-        match groups.iter_mut().find(|(g, _)| *g == v) {
-            Some((_, s)) => s.insert(cpu),
-            None => groups.push((v, core::iter::once(cpu).collect())),
+    for (v, cpu) in pairs {
+        match groups.last_mut() {
+            Some((g, s)) if *g == v => s.insert(cpu),
+            _ => groups.push((v, core::iter::once(cpu).collect())),
         }
     }
-    groups.sort_by_key(|(v, _)| *v);
     groups
 }
 
@@ -193,19 +234,20 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
         per.push(p);
     }
 
-    let mut kinds: Vec<Kind> = Vec::new();
+    let mut kinds = Partition::default();
     if use_midr {
         let groups = by_value(per.iter().map(|p| (p.cpu, p.midr)));
         // One MIDR for all CPUs says nothing about kinds.
         if groups.len() > 1 {
+            // The least capacity of each MIDR's CPUs, in the groups' order.
+            let mut caps: Vec<(u64, u64)> = per.iter().map(|p| (p.midr, p.capacity)).collect();
+            caps.sort_unstable();
+            caps.dedup_by_key(|&mut (midr, _)| midr);
             for (midr, set) in groups {
-                let cap = per
-                    .iter()
-                    .filter(|p| set.contains(p.cpu))
-                    .map(|p| p.capacity)
-                    .min()
-                    .unwrap_or(0);
-                register(&mut kinds, set, Some(cap), Info::Midr(midr));
+                let cap = caps
+                    .binary_search_by_key(&midr, |&(m, _)| m)
+                    .map_or(0, |i| caps[i].1);
+                kinds.register(set, Some(cap), Info::Midr(midr));
             }
         }
     } else {
@@ -213,13 +255,13 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
             adjust_max_freqs(&mut per, 10);
         }
         for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.max_khz / 1000))) {
-            register(&mut kinds, set, None, Info::Max(v));
+            kinds.register(set, None, Info::Max(v));
         }
         for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.base_khz / 1000))) {
-            register(&mut kinds, set, None, Info::Base(v));
+            kinds.register(set, None, Info::Base(v));
         }
         for (v, set) in by_value(per.iter().map(|p| (p.cpu, p.capacity))) {
-            register(&mut kinds, set, Some(v), Info::None);
+            kinds.register(set, Some(v), Info::None);
         }
         // Intel hybrid PMUs (only x86 kernels have these devices).
         for (dev, ty) in [("cpu_atom", 2), ("cpu_core", 3), ("cpu_lowpower", 1)] {
@@ -227,10 +269,11 @@ pub(crate) fn read(fs: &Sysfs, cpus: &CpuSet) -> Res<Vec<CoreKind>> {
                 // Only the CPUs being ranked: an offline CPU in the list
                 // would be a phantom kind, with no frequency or capacity,
                 // that makes the real kinds' ranking ambiguous.
-                register(&mut kinds, set.and(cpus), None, Info::CoreType(ty));
+                kinds.register(set.and(cpus), None, Info::CoreType(ty));
             }
         }
     }
+    let mut kinds = kinds.kinds;
     let ranked = rank(&mut kinds);
     Ok(kinds
         .into_iter()
@@ -322,10 +365,11 @@ mod tests {
 
     #[test]
     fn registering_refines_the_partition() {
-        let mut k = Vec::new();
-        register(&mut k, set("0-7"), None, Info::Max(3000));
-        register(&mut k, set("4-7"), None, Info::Base(1000));
-        register(&mut k, set("0-3"), None, Info::Base(2000));
+        let mut p = Partition::default();
+        p.register(set("0-7"), None, Info::Max(3000));
+        p.register(set("4-7"), None, Info::Base(1000));
+        p.register(set("0-3"), None, Info::Base(2000));
+        let mut k = p.kinds;
         assert_eq!(k.len(), 2);
         assert!(rank(&mut k));
         assert_eq!(k[0].cpus, set("4-7"));
@@ -335,10 +379,11 @@ mod tests {
 
     #[test]
     fn capacity_ranks_before_core_type() {
-        let mut k = Vec::new();
-        register(&mut k, set("0-1"), Some(1024), Info::None);
-        register(&mut k, set("2-3"), Some(512), Info::None);
-        register(&mut k, set("0-1"), None, Info::CoreType(3));
+        let mut p = Partition::default();
+        p.register(set("0-1"), Some(1024), Info::None);
+        p.register(set("2-3"), Some(512), Info::None);
+        p.register(set("0-1"), None, Info::CoreType(3));
+        let mut k = p.kinds;
         assert!(rank(&mut k));
         assert_eq!(k[0].cpus, set("2-3"));
         assert_eq!(k[0].forced, Some(512));
@@ -346,9 +391,10 @@ mod tests {
 
     #[test]
     fn ambiguous_kinds_stay_unranked() {
-        let mut k = Vec::new();
-        register(&mut k, set("0-1"), Some(100), Info::None);
-        register(&mut k, set("2-3"), Some(100), Info::Midr(7));
+        let mut p = Partition::default();
+        p.register(set("0-1"), Some(100), Info::None);
+        p.register(set("2-3"), Some(100), Info::Midr(7));
+        let mut k = p.kinds;
         assert!(!rank(&mut k));
     }
 
