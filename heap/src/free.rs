@@ -616,6 +616,14 @@ impl HeapCore {
         // two words are inside it.
         unsafe {
             let l = self.local();
+            // The class from the region's copy, and the flags before `used`
+            // is written: the slab's class byte and flags share `used`'s
+            // word, and a load of bytes beside a store in flight waits for
+            // that store to complete, behind the store into the block (a
+            // miss in a program like larson's): 1/9 of larsonN's time on
+            // Zen 4 (`bench/results/2026-12-07-heap-free-count-zen4.md`).
+            let class1 = (*Region::of(p)).classes[(p.addr() & (REGION - 1)) / SLAB];
+            let in_bin = (*m).in_bin();
             // One store into the block, which a program like larson frees
             // long after it last touched it: the encoded link is the free
             // mark, so no second word is written beside it
@@ -628,10 +636,10 @@ impl HeapCore {
             }
             (*m).free = p;
             (*m).used = used - 1;
-            l.counters.freed_small[(*m).class1 as usize] += 1;
+            l.counters.freed_small[class1 as usize] += 1;
             // Last, so the re-bin (a slab that was full: rare in churn) is
             // a tail call off the path.
-            if !(*m).in_bin() {
+            if !in_bin {
                 rebin(p, self);
             }
         }
