@@ -620,8 +620,8 @@ impl HeapCore {
             // is written: the slab's class byte and flags share `used`'s
             // word, and a load of bytes beside a store in flight waits for
             // that store to complete, behind the store into the block (a
-            // miss in a program like larson's): 1/9 of larsonN's time on
-            // Zen 4 (`bench/results/2026-12-07-heap-free-count-zen4.md`).
+            // miss in a program like larson's): a tenth of larsonN-sized's
+            // time on Zen 4 (`bench/results/2026-12-07-heap-free-count-zen4.md`).
             let class1 = (*Region::of(p)).classes[(p.addr() & (REGION - 1)) / SLAB];
             let in_bin = (*m).in_bin();
             // One store into the block, which a program like larson frees

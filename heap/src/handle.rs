@@ -281,7 +281,7 @@ impl Heap {
     }
 
     /// This heap's statistics (`in_use` counts its own small and medium
-    /// blocks; `mapped` and `pool_bytes` are process-wide).
+    /// blocks; `mapped`, `pool_bytes` and `sweeps` are process-wide).
     ///
     /// ```
     /// let heap = keel_heap::Heap::new()?;
@@ -300,6 +300,7 @@ impl Heap {
         let mut s = self.core().counters().snapshot();
         s.mapped = stats::global().mapped.load(Ordering::Relaxed);
         s.pool_bytes = pool::pool_bytes() as u64;
+        s.sweeps = stats::global().sweeps.load(Ordering::Relaxed);
         s.heaps = 1;
         s
     }
