@@ -70,20 +70,21 @@ fn frees_into_abandoned_heaps_are_swept_at_a_bounded_rate() {
         sweeps <= most,
         "{sweeps} sweeps in {took:?}: more than one per {gap:?}"
     );
-    // And what was freed is drained (counted free) all the same.
+    // And what was freed is drained (counted free) all the same, and the
+    // sweeps did run (the decay thread's, however starved the machine).
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let in_use = stats().in_use;
-        if in_use <= before.in_use + 4096 {
+        let s = stats();
+        if s.in_use <= before.in_use + 4096 && s.sweeps > sweeps0 {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "{} bytes still in use 20 s after the frees (before: {})",
-            in_use,
-            before.in_use
+            "20 s after the frees: {} bytes in use (before: {}), {} sweeps since",
+            s.in_use,
+            before.in_use,
+            s.sweeps - sweeps0
         );
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(stats().sweeps > sweeps0, "no sweep ran");
 }
