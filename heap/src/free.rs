@@ -778,7 +778,7 @@ impl HeapCore {
                 // churn of 2000 live 16-256 KiB blocks 1-9% slower,
                 // `bench/malloc/medium.c` and a variant of it; level now).
                 Loc::Medium { .. }
-                    if self.foreign.waiting() && key_slot(p).read() == self.free_key =>
+                    if self.foreign.waiting_for(p) && key_slot(p).read() == self.free_key =>
                 {
                     Err(Bad::double_free(p))
                 }

@@ -73,10 +73,10 @@ pub(crate) struct Local {
 #[repr(C)]
 pub(crate) struct HeapCore {
     reg: Registration,
-    pub(crate) foreign: ForeignList,
     /// The process's free key, read by threads that free into this heap
     /// (beside the ownership word they read anyway).
     pub(crate) free_key: u64,
+    pub(crate) foreign: ForeignList,
     pub(crate) counters: HeapCounters,
     local: UnsafeCell<Local>,
     /// The allocation count and the published decay deadline, the two

@@ -1,5 +1,6 @@
 //! loom models of the lock-free protocols: the foreign list (two threads
-//! push while the owner drains), abandon/adopt (the adopter sees the
+//! push onto two lanes, two of the pushes onto one, while the owner
+//! drains), abandon/adopt (the adopter sees the
 //! previous owner's writes and recovers every foreign free pushed meanwhile;
 //! two adopters racing, one of them `release_pages` abandoning it again;
 //! the sweep borrowing an abandoned heap; a free racing an owner's exit or
@@ -9,7 +10,7 @@
 //! (never lost for good).
 //! Run with `ci/loom.sh` (`--cfg keel_loom`, release, 2 preemptions).
 
-use crate::foreign::ForeignList;
+use crate::foreign::{ForeignList, LANES};
 use crate::ownership::Ownership;
 use loom::cell::UnsafeCell;
 use loom::sync::Arc;
@@ -37,16 +38,40 @@ fn nodes(n: usize) -> Vec<*mut u8> {
         .collect()
 }
 
-/// Walks a chain from `take_all`, returning the ids seen.
+/// The lane a model pushes `node` to: its id's, so that the models are
+/// deterministic (the heap hashes the address) and nodes 0 and 1 take
+/// different lanes.
+fn lane_of_node(node: *mut u8) -> usize {
+    // SAFETY: every node of the models is one of `nodes`' boxed `Node`s,
+    // read here by the thread that holds it.
+    unsafe { (*node.cast::<Node>()).id % LANES }
+}
+
+/// One node, on the last lane (the lane 0 of most other models' first
+/// node would leave a check that reads lane 0 alone unexercised).
+fn last_lane_node() -> Vec<*mut u8> {
+    vec![
+        Box::into_raw(Box::new(Node {
+            link: core::ptr::null_mut(),
+            id: LANES - 1,
+        }))
+        .cast::<u8>(),
+    ]
+}
+
+/// Walks the chains from `take_all`, returning the ids seen.
 fn drain(list: &ForeignList, seen: &mut Vec<usize>) {
-    let mut n = list.take_all();
-    while !n.is_null() {
-        // SAFETY: nodes in a drained chain are our boxed `Node`s.
-        unsafe {
-            let next = ForeignList::next(n);
-            seen.push((*n.cast::<Node>()).id);
-            drop(Box::from_raw(n.cast::<Node>()));
-            n = next;
+    for (lane, &chain) in list.take_all().iter().enumerate() {
+        let mut n = chain;
+        while !n.is_null() {
+            // SAFETY: nodes in a drained chain are our boxed `Node`s.
+            unsafe {
+                let next = ForeignList::next(n);
+                assert_eq!(lane_of_node(n), lane, "a node drained from another lane");
+                seen.push((*n.cast::<Node>()).id);
+                drop(Box::from_raw(n.cast::<Node>()));
+                n = next;
+            }
         }
     }
 }
@@ -66,7 +91,7 @@ fn loom_foreign_list_two_pushers_one_draining_owner() {
             hs.push(thread::spawn(move || {
                 for p in chunk {
                     // SAFETY: each node is pushed once and not touched again.
-                    unsafe { l.push(p.0) };
+                    unsafe { l.push_lane(p.0, lane_of_node(p.0)) };
                 }
             }));
         }
@@ -88,8 +113,8 @@ fn loom_foreign_list_two_pushers_one_draining_owner() {
 
 /// The owner's check for a medium block waiting on its foreign list
 /// (`HeapCore::free_medium`): a freer writes the block's foreign mark, then
-/// pushes it; the owner reads the mark only when `waiting` says a block
-/// waits, and then sees it (loom's cell reports a read unordered with the
+/// pushes it; the owner reads the mark only when `waiting_in` says a block
+/// waits on its lane, and then sees it (loom's cell reports a read unordered with the
 /// write, as it would with a relaxed `waiting`).
 #[test]
 fn loom_owner_sees_the_mark_of_a_waiting_block() {
@@ -105,14 +130,14 @@ fn loom_owner_sees_the_mark_of_a_waiting_block() {
                 // `mark_foreign_free`; the owner reads it only after.
                 m.with_mut(|v| unsafe { *v = 7 });
                 // SAFETY: pushed once and not touched again.
-                unsafe { l.push(p.0) };
+                unsafe { l.push_lane(p.0, lane_of_node(p.0)) };
             })
         };
         // Lets the freer run first too: without a yield here loom explored
-        // only the owner-first order (a relaxed `waiting` passed).
+        // only the owner-first order (a relaxed `waiting_in` passed).
         thread::yield_now();
-        if list.waiting() {
-            // SAFETY: ordered after the freer's write by `waiting`.
+        if list.waiting_in(lane_of_node(ns[0])) {
+            // SAFETY: ordered after the freer's write by `waiting_in`.
             let v = mark.with(|v| unsafe { *v });
             assert_eq!(v, 7, "a waiting block's mark must be seen");
         }
@@ -166,7 +191,7 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
             let h = h.clone();
             let p = SendPtr(ns[0]);
             // SAFETY: each node is pushed once and not touched again.
-            thread::spawn(move || unsafe { h.foreign.push(p.0) })
+            thread::spawn(move || unsafe { h.foreign.push_lane(p.0, lane_of_node(p.0)) })
         };
         // A new thread tries to adopt it.
         let adopter = {
@@ -185,7 +210,7 @@ fn loom_abandon_then_adopt_sees_owner_state_and_foreign_frees() {
             })
         };
         // SAFETY: pushed once.
-        unsafe { h.foreign.push(ns[1]) };
+        unsafe { h.foreign.push_lane(ns[1], lane_of_node(ns[1])) };
         owner.join().unwrap();
         pusher.join().unwrap();
         let mut seen = adopter.join().unwrap();
@@ -248,7 +273,7 @@ fn loom_two_adopters_race_and_release_pages_abandons_again() {
             let h = h.clone();
             let p = SendPtr(ns[0]);
             // SAFETY: the node is pushed once and not touched again.
-            thread::spawn(move || unsafe { h.foreign.push(p.0) })
+            thread::spawn(move || unsafe { h.foreign.push_lane(p.0, lane_of_node(p.0)) })
         };
         let (kept, mut seen) = newcomer.join().unwrap();
         let (released, seen2) = releaser.join().unwrap();
@@ -326,11 +351,13 @@ fn loom_sweep_borrows_an_abandoned_heap_while_a_newcomer_adopts_it() {
 fn free_unowned(h: &HeapModel, node: *mut u8) {
     if h.ownership.is_abandoned() {
         // SAFETY: pushed once, not touched again.
-        unsafe { h.foreign.push(node) };
+        unsafe { h.foreign.push_lane(node, lane_of_node(node)) };
         crate::decay::note_abandoned_foreign();
     } else {
         // SAFETY: as above.
-        unsafe { crate::ownership::push_to_owned(&h.ownership, &h.foreign, node) };
+        unsafe {
+            crate::ownership::push_to_owned_lane(&h.ownership, &h.foreign, node, lane_of_node(node))
+        };
     }
 }
 
@@ -365,7 +392,7 @@ fn assert_not_stranded(h: &HeapModel) {
 fn loom_free_racing_abandon_leaves_the_sweep_due() {
     loom::model(|| {
         let h = HeapModel::owned();
-        let ns = nodes(1);
+        let ns = last_lane_node();
         let freer = spawn_free_unowned(&h, ns[0]);
         // The owner's exit.
         drain_count(&h);
@@ -390,7 +417,7 @@ fn loom_free_into_a_borrowed_heap_is_swept() {
     loom::model(|| {
         let h = HeapModel::owned();
         h.ownership.abandon();
-        let ns = nodes(1);
+        let ns = last_lane_node();
         let borrow = |h: &HeapModel| {
             if h.ownership.try_borrow() {
                 drain_count(h);

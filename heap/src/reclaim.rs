@@ -18,26 +18,41 @@ impl HeapCore {
     /// # Safety
     /// Owner only.
     pub(crate) unsafe fn drain_foreign(&self) {
-        let mut n = self.foreign.take_all();
+        let mut chains = self.foreign.take_all();
         let mut count = 0u64;
-        while !n.is_null() {
-            // SAFETY: drained nodes are dead blocks of our regions, checked
-            // and marked by their freers.
-            unsafe {
-                let next = ForeignList::next(n);
-                // A foreign link is a block's address (even) or null; an
-                // odd word is a slab's free-list link (`encode_link`): `n`
-                // was freed by its owner too while it waited here, and its
-                // link to the rest of the chain is gone.
-                if next.addr() & 1 != 0 {
-                    crate::report::report_fatal(crate::locate::Bad::double_free(n));
+        // The lanes' chains a step each in turn: their links' loads (misses
+        // where another core wrote the block last) do not wait on each
+        // other, as one chain's do.
+        loop {
+            let mut any = false;
+            for n in chains.iter_mut() {
+                if n.is_null() {
+                    continue;
                 }
-                if let Err(e) = self.free_drained(n) {
-                    crate::report::report_bad_free(e);
+                any = true;
+                // SAFETY: drained nodes are dead blocks of our regions,
+                // checked and marked by their freers.
+                unsafe {
+                    let node = *n;
+                    let next = ForeignList::next(node);
+                    // A foreign link is a block's address (even) or null;
+                    // an odd word is a slab's free-list link
+                    // (`encode_link`): `node` was freed by its owner too
+                    // while it waited here, and its link to the rest of the
+                    // chain is gone.
+                    if next.addr() & 1 != 0 {
+                        crate::report::report_fatal(crate::locate::Bad::double_free(node));
+                    }
+                    if let Err(e) = self.free_drained(node) {
+                        crate::report::report_bad_free(e);
+                    }
+                    *n = next;
                 }
-                n = next;
+                count += 1;
             }
-            count += 1;
+            if !any {
+                break;
+            }
         }
         if count > 0 {
             HeapCounters::bump(&self.counters.foreign_frees, count);

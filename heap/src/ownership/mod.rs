@@ -113,7 +113,22 @@ impl Ownership {
 #[inline(always)]
 pub(crate) unsafe fn push_to_owned(own: &Ownership, list: &ForeignList, node: *mut u8) {
     // SAFETY: forwarded.
-    unsafe { list.push(node) };
+    unsafe { push_to_owned_lane(own, list, node, crate::foreign::lane_of(node)) }
+}
+
+/// [`push_to_owned`] onto lane `lane` (the loom models pick it).
+///
+/// # Safety
+/// As [`ForeignList::push_lane`].
+#[inline(always)]
+pub(crate) unsafe fn push_to_owned_lane(
+    own: &Ownership,
+    list: &ForeignList,
+    node: *mut u8,
+    lane: usize,
+) {
+    // SAFETY: forwarded.
+    unsafe { list.push_lane(node, lane) };
     if own.is_abandoned_now() {
         crate::alloc::cold_path();
         crate::decay::note_abandoned_foreign();
