@@ -201,7 +201,7 @@ macro_rules! sum_leaf {
             unsafe fn col_pass<const H: usize, const C: usize>(
                 cols: [&[$t]; C],
                 wts: [Option<&[u16]>; C],
-                (c0, c1, n): (usize, usize, usize),
+                (c0, c1, n, pf): (usize, usize, usize, bool),
                 masks: &[[u64; HOT]; CHUNK_BLOCKS],
                 active: &[usize; HOT],
                 sums: &mut [[$vec; HOT]; 3],
@@ -214,6 +214,26 @@ macro_rules! sum_leaf {
                 for b in c0..c1 {
                     let l = lim(n, b);
                     let hm = &masks[b - c0];
+                    // The next lines of every column, on the CPUs where
+                    // that pays (`cpu::grouped_prefetch`): an engine calls
+                    // this a few thousand rows at a time on columns read
+                    // from memory, where the loads alone wait on each new
+                    // stream; the prefetches of one call's last blocks
+                    // reach the next call's first.
+                    if pf {
+                        for c in 0..C {
+                            crate::arch::x86_64::prefetch_lines(
+                                cols[c].as_ptr().wrapping_add(b * 64).cast(),
+                                64 * core::mem::size_of::<$t>(),
+                            );
+                            if let Some(w) = wts[c] {
+                                crate::arch::x86_64::prefetch_lines(
+                                    w.as_ptr().wrapping_add(b * 64).cast(),
+                                    128,
+                                );
+                            }
+                        }
+                    }
                     if $byte_sums && !weighted {
                         // One-byte values: a slot's 64 rows in one masked
                         // move and one sum of absolute differences (eight
@@ -492,6 +512,7 @@ macro_rules! sum_leaf {
                 seed_hot(&keys, m, n)
             };
             let mut scalar_rest = false;
+            let pf = crate::cpu::grouped_prefetch();
             let mut masks = [[0u64; HOT]; CHUNK_BLOCKS];
             let mut c0 = 0;
             while c0 < blocks {
@@ -588,7 +609,7 @@ macro_rules! sum_leaf {
                                 $fetch;
                             }
                         }
-                        let span = (c0, c1, n);
+                        let span = (c0, c1, n, pf);
                         macro_rules! pass {
                             ($k:literal) => {{
                                 let cols: [&[$t]; $k] = core::array::from_fn(|i| values[c + i]);
