@@ -154,6 +154,18 @@ macro_rules! element {
                         return true;
                     }
                 )?
+                // The other SIMD levels (the scalar level is the twin, the
+                // tests' oracle): integer tables' partial sums.
+                if k.level() != crate::cpu::Level::Scalar {
+                    let n = values.first().map_or(0, |c| c.len());
+                    return crate::arch::scalar::grouped::add_sums_ilp(
+                        table,
+                        keys,
+                        (values, weights),
+                        m,
+                        n,
+                    );
+                }
                 false
             }
             fn k_sum_checked(

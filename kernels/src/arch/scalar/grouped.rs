@@ -174,6 +174,142 @@ pub(crate) fn add_range<T: Num>(
     for_each_row(m, start, end, |i| t.add_row(keys.slot(i), i, values, w));
 }
 
+/// Slots [`add_sums_ilp`] keeps partial sums for (four a slot and column:
+/// 2 KiB of stack for 64-bit sums).
+const ILP_SLOTS: usize = 64;
+
+/// The SIMD levels' grouped sums of an integer table without a leaf of
+/// their own (AVX2, NEON): counts and sums only, at most [`ILP_SLOTS`]
+/// slots; `false`, with nothing done, for any other table. One walk of the
+/// counted rows takes up to three columns (a row's slot found once for
+/// them), and row `i` adds into partial sum `i % 4` of its slot and
+/// column, on the stack, folded into the table at the end. In
+/// [`add_range`] consecutive rows of one slot add into one word of the
+/// table, each add waiting on the store before it; integer sums wrap, so
+/// any order gives the twin's sums. TPC-H Q1's plan at
+/// `KEEL_KERNELS=avx2` spent 92% of its time in the twin, and ran in 0.70
+/// of it with this (`bench/results/2026-12-07-kernels-grouped-avx2-intel.md`).
+pub(crate) fn add_sums_ilp<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    (values, w): (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    n: usize,
+) -> bool {
+    if T::SUM_LANES != 1
+        || t.lanes != 1
+        || t.counts.len() > ILP_SLOTS
+        || t.sums.is_empty()
+        || !t.mins.is_empty()
+        || !t.maxs.is_empty()
+    {
+        return false;
+    }
+    match keys {
+        KeyCols::U8(k) => ilp_sums(t, (values, w), m, n, |i| usize::from(k[i])),
+        KeyCols::U16(k) => ilp_sums(t, (values, w), m, n, |i| usize::from(k[i])),
+        KeyCols::Pair {
+            a,
+            b,
+            a_lo,
+            b_lo,
+            b_span,
+        } => ilp_sums(t, (values, w), m, n, |i| {
+            usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo)
+        }),
+    }
+    true
+}
+
+#[inline(always)]
+fn ilp_sums<T: Num>(
+    t: &mut Table<'_, T>,
+    (values, w): (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    n: usize,
+    slot: impl Fn(usize) -> usize + Copy,
+) {
+    let slots = t.counts.len();
+    let mut counts = [[0u64; 4]; ILP_SLOTS];
+    let mut first = true;
+    let mut c = 0;
+    // Up to three columns a walk, so a row's slot is found once for them.
+    while c < values.len() {
+        let k = (values.len() - c).min(3);
+        let cols = &values[c..c + k];
+        let wts = |i: usize| w.get(c + i).copied().flatten();
+        let counts = if first { Some(&mut counts) } else { None };
+        match k {
+            1 => ilp_pass::<T, 1>(t, c, [cols[0]], [wts(0)], counts, m, n, slot),
+            2 => ilp_pass::<T, 2>(
+                t,
+                c,
+                [cols[0], cols[1]],
+                [wts(0), wts(1)],
+                counts,
+                m,
+                n,
+                slot,
+            ),
+            _ => ilp_pass::<T, 3>(
+                t,
+                c,
+                [cols[0], cols[1], cols[2]],
+                [wts(0), wts(1), wts(2)],
+                counts,
+                m,
+                n,
+                slot,
+            ),
+        }
+        first = false;
+        c += k;
+    }
+    for (total, c) in t.counts.iter_mut().zip(&counts[..slots]) {
+        *total += c[0] + c[1] + c[2] + c[3];
+    }
+}
+
+/// One walk of [`ilp_sums`] over `C` columns from column `c0`, counting
+/// the rows too when given `counts`.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn ilp_pass<T: Num, const C: usize>(
+    t: &mut Table<'_, T>,
+    c0: usize,
+    cols: [&[T]; C],
+    wts: [Option<&[u16]>; C],
+    mut counts: Option<&mut [[u64; 4]; ILP_SLOTS]>,
+    m: RowMask<'_>,
+    n: usize,
+    slot: impl Fn(usize) -> usize,
+) {
+    let cols = cols.map(|c| &c[..n]);
+    let mut part = [[[T::SUM_ZERO; 4]; C]; ILP_SLOTS];
+    let mut walk = |i: usize| {
+        let s = slot(i);
+        if let Some(counts) = counts.as_deref_mut() {
+            counts[s][i & 3] += 1;
+        }
+        for c in 0..C {
+            let x = match wts[c] {
+                Some(wc) => T::sum_weigh(cols[c][i].widen(), wc[i]),
+                None => cols[c][i].widen(),
+            };
+            let p = &mut part[s][c][i & 3];
+            *p = T::sum_add(*p, x);
+        }
+    };
+    for_each_row(m, 0, n, &mut walk);
+    for (s, p) in part[..t.counts.len()].iter().enumerate() {
+        for (c, p) in p.iter().enumerate() {
+            let at = s * t.columns + c0 + c;
+            let folded = T::sum_add(T::sum_add(p[0], p[1]), T::sum_add(p[2], p[3]));
+            t.sums[at] = T::sum_add(t.sums[at], folded);
+        }
+    }
+}
+
 /// Calls `f` on each row of `start..end` that `m` counts, in order.
 #[inline(always)]
 fn for_each_row(m: RowMask<'_>, start: usize, end: usize, mut f: impl FnMut(usize)) {
