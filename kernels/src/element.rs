@@ -125,7 +125,7 @@ macro_rules! checked {
 }
 
 macro_rules! element {
-    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident, [$($wide:ident)?] $(, $group:ident)?) => {
+    ($t:ty, $sum:ident, $mm:ident, $checked:ident, $filter:ident, [$($wide:ident)?] $(, $group:ident $(, $avx2:ident)?)?) => {
         impl Element for $t {
             #[cfg(feature = "alloc")]
             #[allow(unused_variables)] // types without a grouped leaf
@@ -153,6 +153,22 @@ macro_rules! element {
                         };
                         return true;
                     }
+                    $(
+                        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                        if k.level() == crate::cpu::Level::Avx2 {
+                            let n = values.first().map_or(0, |c| c.len());
+                            // SAFETY: a Kernels at Avx2 exists only if the CPU
+                            // supports it; the safe layer checked the keys, the
+                            // lengths and the mask, and made a sums-only table
+                            // with one lane (integers).
+                            unsafe {
+                                crate::arch::x86_64::$avx2::grouped::sum(
+                                    table, keys, values, weights, m, n,
+                                )
+                            };
+                            return true;
+                        }
+                    )?
                 )?
                 // The other SIMD levels (the scalar level is the twin, the
                 // tests' oracle): integer tables' partial sums.
@@ -163,6 +179,7 @@ macro_rules! element {
                         keys,
                         (values, weights),
                         m,
+                        0,
                         n,
                     );
                 }
@@ -290,7 +307,8 @@ element!(
     exact,
     filter_i64,
     [sum_all_i64],
-    sum_i64
+    sum_i64,
+    avx2
 );
 element!(
     u64,
@@ -299,7 +317,8 @@ element!(
     exact,
     filter_u64,
     [sum_all_u64],
-    sum_u64
+    sum_u64,
+    avx2
 );
 element!(
     i32,
@@ -308,12 +327,40 @@ element!(
     wide,
     filter_i32,
     [sum_all_i32],
-    sum_i32
+    sum_i32,
+    avx2
 );
-element!(u32, sum_u32, min_max_u32, wide, filter_u32, [], sum_u32);
+element!(
+    u32,
+    sum_u32,
+    min_max_u32,
+    wide,
+    filter_u32,
+    [],
+    sum_u32,
+    avx2
+);
 element!(f64, sum_f64, min_max_f64, float, filter_f64, [], sum_f64);
 element!(f32, sum_f32, min_max_f32, float, filter_f32, []);
-element!(i16, sum_i16, min_max_i16, wide, filter_i16, [], sum_i16);
-element!(u16, sum_u16, min_max_u16, wide, filter_u16, [], sum_u16);
-element!(i8, sum_i8, min_max_i8, wide, filter_i8, [], sum_i8);
-element!(u8, sum_u8, min_max_u8, wide, filter_u8, [], sum_u8);
+element!(
+    i16,
+    sum_i16,
+    min_max_i16,
+    wide,
+    filter_i16,
+    [],
+    sum_i16,
+    avx2
+);
+element!(
+    u16,
+    sum_u16,
+    min_max_u16,
+    wide,
+    filter_u16,
+    [],
+    sum_u16,
+    avx2
+);
+element!(i8, sum_i8, min_max_i8, wide, filter_i8, [], sum_i8, avx2);
+element!(u8, sum_u8, min_max_u8, wide, filter_u8, [], sum_u8, avx2);

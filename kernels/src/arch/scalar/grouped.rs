@@ -179,8 +179,10 @@ pub(crate) fn add_range<T: Num>(
 const ILP_SLOTS: usize = 64;
 
 /// The SIMD levels' grouped sums of an integer table without a leaf of
-/// their own (AVX2, NEON): counts and sums only, at most [`ILP_SLOTS`]
-/// slots; `false`, with nothing done, for any other table. One walk of the
+/// their own (NEON; AVX2 for the rows its leaf leaves): the rows `m`
+/// counts in `start..n` (`start` a multiple of 64), counts and sums only,
+/// at most [`ILP_SLOTS`] slots; `false`, with nothing done, for any other
+/// table. One walk of the
 /// counted rows takes up to three columns (a row's slot found once for
 /// them), and row `i` adds into partial sum `i % 4` of its slot and
 /// column, on the stack, folded into the table at the end. In
@@ -194,8 +196,10 @@ pub(crate) fn add_sums_ilp<T: Num>(
     keys: KeyCols<'_>,
     (values, w): (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
+    start: usize,
     n: usize,
 ) -> bool {
+    debug_assert!(start.is_multiple_of(64) || start == n);
     if T::SUM_LANES != 1
         || t.lanes != 1
         || t.counts.len() > ILP_SLOTS
@@ -206,15 +210,15 @@ pub(crate) fn add_sums_ilp<T: Num>(
         return false;
     }
     match keys {
-        KeyCols::U8(k) => ilp_sums(t, (values, w), m, n, |i| usize::from(k[i])),
-        KeyCols::U16(k) => ilp_sums(t, (values, w), m, n, |i| usize::from(k[i])),
+        KeyCols::U8(k) => ilp_sums(t, (values, w), m, (start, n), |i| usize::from(k[i])),
+        KeyCols::U16(k) => ilp_sums(t, (values, w), m, (start, n), |i| usize::from(k[i])),
         KeyCols::Pair {
             a,
             b,
             a_lo,
             b_lo,
             b_span,
-        } => ilp_sums(t, (values, w), m, n, |i| {
+        } => ilp_sums(t, (values, w), m, (start, n), |i| {
             usize::from(a[i] - a_lo) * b_span + usize::from(b[i] - b_lo)
         }),
     }
@@ -226,7 +230,7 @@ fn ilp_sums<T: Num>(
     t: &mut Table<'_, T>,
     (values, w): (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
-    n: usize,
+    span: (usize, usize),
     slot: impl Fn(usize) -> usize + Copy,
 ) {
     let slots = t.counts.len();
@@ -240,7 +244,7 @@ fn ilp_sums<T: Num>(
         let wts = |i: usize| w.get(c + i).copied().flatten();
         let counts = if first { Some(&mut counts) } else { None };
         match k {
-            1 => ilp_pass::<T, 1>(t, c, [cols[0]], [wts(0)], counts, m, n, slot),
+            1 => ilp_pass::<T, 1>(t, c, [cols[0]], [wts(0)], counts, m, span, slot),
             2 => ilp_pass::<T, 2>(
                 t,
                 c,
@@ -248,7 +252,7 @@ fn ilp_sums<T: Num>(
                 [wts(0), wts(1)],
                 counts,
                 m,
-                n,
+                span,
                 slot,
             ),
             _ => ilp_pass::<T, 3>(
@@ -258,7 +262,7 @@ fn ilp_sums<T: Num>(
                 [wts(0), wts(1), wts(2)],
                 counts,
                 m,
-                n,
+                span,
                 slot,
             ),
         }
@@ -281,7 +285,7 @@ fn ilp_pass<T: Num, const C: usize>(
     wts: [Option<&[u16]>; C],
     mut counts: Option<&mut [[u64; 4]; ILP_SLOTS]>,
     m: RowMask<'_>,
-    n: usize,
+    (start, n): (usize, usize),
     slot: impl Fn(usize) -> usize,
 ) {
     let cols = cols.map(|c| &c[..n]);
@@ -311,7 +315,7 @@ fn ilp_pass<T: Num, const C: usize>(
         }
     }
     let all = m.is_all();
-    for b in 0..n.div_ceil(64) {
+    for b in start / 64..n.div_ceil(64) {
         let rows = (n - b * 64).min(64);
         let lim = !0u64 >> (64 - rows);
         let mut w = if all { lim } else { m.word(b) & lim };

@@ -3,6 +3,8 @@
 
 pub(crate) mod avx2;
 pub(crate) mod avx512;
+#[cfg(feature = "alloc")]
+pub(crate) mod hot;
 
 /// On the CPUs `cpu::avx2_prefetch` names (Intel), the AVX2 leaves read
 /// columns of at least this many bytes with a software prefetch

@@ -5,6 +5,8 @@ pub(crate) mod agg;
 pub(crate) mod bitmap;
 pub(crate) mod filter;
 pub(crate) mod gather;
+#[cfg(feature = "alloc")]
+pub(crate) mod grouped;
 pub(crate) mod hash;
 #[cfg(feature = "alloc")]
 pub(crate) mod hll;

@@ -22,10 +22,8 @@
 
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
+use crate::arch::x86_64::hot::{ChunkA, HOT, HotKey, every_slot, lim, seed_hot};
 use core::arch::x86_64::*;
-
-/// Slots kept in registers.
-pub(crate) const HOT: usize = 8;
 
 /// Slots the cold leaf's pair scratch holds (32 KiB on the stack).
 const PAIR_SLOTS: usize = 256;
@@ -78,32 +76,6 @@ impl Bits64 for f64 {
 /// stay in L1, and its value rows in L1 or L2 between column passes.
 /// Under Miri 2, so its short columns run several chunks and the cold leaf.
 const CHUNK_BLOCKS: usize = if cfg!(miri) { 2 } else { 64 };
-
-/// Rows of block `b` that exist in a column of `n` rows.
-#[inline(always)]
-fn lim(n: usize, b: usize) -> u64 {
-    let rows = n - b * 64;
-    if rows >= 64 { !0 } else { (1u64 << rows) - 1 }
-}
-
-/// A hot slot's key as the compares see it.
-#[derive(Clone, Copy, Default)]
-struct HotKey {
-    slot: usize,
-    a: u8,
-    b: u8,
-}
-
-/// Key bytes of row `i`: the code (and 0), or the pair.
-#[inline(always)]
-fn key_bytes(keys: &KeyCols<'_>, i: usize) -> (u8, u8) {
-    match *keys {
-        KeyCols::Pair { a, b, .. } => (a[i], b[i]),
-        KeyCols::U8(k) => (k[i], 0),
-        // Not called for two-byte codes (see `sum_i64`'s contract).
-        KeyCols::U16(_) => (0, 0),
-    }
-}
 
 /// The masks of `H` hot slots for block `b`, each and-ed with `w`.
 ///
@@ -546,48 +518,17 @@ macro_rules! sum_leaf {
                 }
                 // Pass A: the hot slots' masks and counts; the other rows
                 // go to the table now, and name candidates for the hot set.
-                let mut others = 0usize;
-                let mut pending = [HotKey::default(); HOT];
-                let mut n_pending = 0;
-                let mut seen = [0u64; HOT];
+                let mut pass_a = ChunkA::new();
                 for b in c0..c1 {
                     let l = lim(n, b);
                     let w = m.word(b) & l;
                     // SAFETY: AVX-512 BW is enabled; `w` is cut to the rows
                     // that exist; keys have n rows.
                     let hm: [u64; HOT] = unsafe { masks_for(&keys, &hot, n_hot, b, l == !0, w) };
-                    let mut covered = 0;
-                    for h in 0..n_hot {
-                        t.counts[hot[h].slot] += u64::from(hm[h].count_ones());
-                        covered |= hm[h];
-                        seen[h] |= hm[h];
-                    }
                     masks[b - c0] = hm;
-                    let mut rest = w & !covered;
-                    while rest != 0 {
-                        let i = b * 64 + rest.trailing_zeros() as usize;
-                        let slot = keys.slot(i);
-                        t.add_row(slot, i, values, weights);
-                        others += 1;
-                        if n_hot + n_pending < HOT
-                            && !pending[..n_pending].iter().any(|p| p.slot == slot)
-                        {
-                            let (a, bk) = key_bytes(&keys, i);
-                            pending[n_pending] = HotKey { slot, a, b: bk };
-                            n_pending += 1;
-                        }
-                        rest &= rest - 1;
-                    }
+                    pass_a.block(t, (&keys, values, weights), (&hot, n_hot), b, w, &hm);
                 }
-                // The hot slots with rows in this chunk.
-                let mut active = [0usize; HOT];
-                let mut n_active = 0;
-                for h in 0..n_hot {
-                    if seen[h] != 0 {
-                        active[n_active] = h;
-                        n_active += 1;
-                    }
-                }
+                let (active, n_active) = pass_a.active(n_hot);
                 // Pass B: the columns' hot sums, in registers over the
                 // chunk, up to three columns a pass (two with more than five
                 // hot slots, so the accumulators fit the registers).
@@ -658,59 +599,13 @@ macro_rules! sum_leaf {
                     }
                     c += k;
                 }
-                hot[n_hot..n_hot + n_pending].copy_from_slice(&pending[..n_pending]);
-                n_hot += n_pending;
-                let chunk_rows = (c1 - c0) * 64;
-                if n_hot == HOT && n_pending == 0 && others > chunk_rows / 8 {
+                if pass_a.finish(&mut hot, &mut n_hot, (c1 - c0) * 64) {
                     scalar_rest = true;
                 }
                 c0 = c1;
             }
         }
     };
-}
-
-/// Every slot of a layout of `slots` (at most [`HOT`]) slots, as hot keys.
-fn every_slot(keys: &KeyCols<'_>, slots: usize) -> ([HotKey; HOT], usize) {
-    let mut hot = [HotKey::default(); HOT];
-    for (slot, h) in hot.iter_mut().enumerate().take(slots) {
-        let (a, b) = match *keys {
-            KeyCols::Pair {
-                a_lo, b_lo, b_span, ..
-            } => (
-                a_lo.wrapping_add((slot / b_span) as u8),
-                b_lo.wrapping_add((slot % b_span) as u8),
-            ),
-            _ => (slot as u8, 0),
-        };
-        *h = HotKey { slot, a, b };
-    }
-    (hot, slots.min(HOT))
-}
-
-/// The first distinct slots (up to [`HOT`]) among the first counted rows
-/// (up to 256 of them), so that the first chunk already runs in registers.
-fn seed_hot(keys: &KeyCols<'_>, m: RowMask<'_>, n: usize) -> ([HotKey; HOT], usize) {
-    let mut hot = [HotKey::default(); HOT];
-    let (mut n_hot, mut seen) = (0, 0);
-    for b in 0..n.div_ceil(64) {
-        let mut w = m.word(b) & lim(n, b);
-        while w != 0 && seen < 256 && n_hot < HOT {
-            let i = b * 64 + w.trailing_zeros() as usize;
-            let slot = keys.slot(i);
-            if !hot[..n_hot].iter().any(|h| h.slot == slot) {
-                let (a, bk) = key_bytes(keys, i);
-                hot[n_hot] = HotKey { slot, a, b: bk };
-                n_hot += 1;
-            }
-            seen += 1;
-            w &= w - 1;
-        }
-        if seen >= 256 || n_hot == HOT {
-            break;
-        }
-    }
-    (hot, n_hot)
 }
 
 /// [`hot_masks`] for the first `n_hot` hot slots (the rest zero), with the
