@@ -160,13 +160,15 @@ macro_rules! element {
                             // SAFETY: a Kernels at Avx2 exists only if the CPU
                             // supports it; the safe layer checked the keys, the
                             // lengths and the mask, and made a sums-only table
-                            // with one lane (integers).
-                            unsafe {
+                            // with the lanes the leaf needs.
+                            let done = unsafe {
                                 crate::arch::x86_64::$avx2::grouped::sum(
                                     table, keys, values, weights, m, n,
                                 )
                             };
-                            return true;
+                            if done {
+                                return true;
+                            }
                         }
                     )?
                 )?
@@ -340,7 +342,16 @@ element!(
     sum_u32,
     avx2
 );
-element!(f64, sum_f64, min_max_f64, float, filter_f64, [], sum_f64);
+element!(
+    f64,
+    sum_f64,
+    min_max_f64,
+    float,
+    filter_f64,
+    [],
+    sum_f64,
+    avx2
+);
 element!(f32, sum_f32, min_max_f32, float, filter_f32, []);
 element!(
     i16,

@@ -25,10 +25,11 @@
 //! * At the AVX-512 level, sums of `f64` and of integers of every width
 //!   over one-byte keys run a leaf that keeps the busiest slots' sums in
 //!   registers (see `arch/x86_64/avx512/grouped.rs`; a layout of at most 8
-//!   slots keeps all of them there); at the AVX2 level, integer sums run a
-//!   leaf of the same plan (`arch/x86_64/avx2/grouped.rs`), and integer
-//!   tables of at most 64 slots elsewhere (NEON) keep partial sums;
-//!   everything else runs the scalar twin.
+//!   slots keeps all of them there); at the AVX2 level, the same sums run
+//!   a leaf of the same plan (`arch/x86_64/avx2/grouped.rs`) while a
+//!   call's rows fall on at most eight slots; integer tables of at most 64
+//!   slots otherwise (and at NEON) keep partial sums; everything else runs
+//!   the scalar twin.
 //!
 //! ```
 //! use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};

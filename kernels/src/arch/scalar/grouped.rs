@@ -179,7 +179,7 @@ pub(crate) fn add_range<T: Num>(
 const ILP_SLOTS: usize = 64;
 
 /// The SIMD levels' grouped sums of an integer table without a leaf of
-/// their own (NEON; AVX2 for the rows its leaf leaves): the rows `m`
+/// their own (NEON; AVX2 where its leaf does not apply): the rows `m`
 /// counts in `start..n` (`start` a multiple of 64), counts and sums only,
 /// at most [`ILP_SLOTS`] slots; `false`, with nothing done, for any other
 /// table. One walk of the
@@ -223,6 +223,22 @@ pub(crate) fn add_sums_ilp<T: Num>(
         }),
     }
     true
+}
+
+/// Calls `f` on each row of `start..n` (`start` a multiple of 64) that `m`
+/// counts, in order, from one call site, so that LLVM inlines `f` (handed
+/// to [`for_each_row`], with two, a large walk stayed a call a row).
+#[inline(always)]
+fn each_counted(m: RowMask<'_>, start: usize, n: usize, mut f: impl FnMut(usize)) {
+    let all = m.is_all();
+    for b in start / 64..n.div_ceil(64) {
+        let lim = !0u64 >> (64 - (n - b * 64).min(64));
+        let mut w = if all { lim } else { m.word(b) & lim };
+        while w != 0 {
+            f(b * 64 + w.trailing_zeros() as usize);
+            w &= w - 1;
+        }
+    }
 }
 
 #[inline(always)]
@@ -290,10 +306,10 @@ fn ilp_pass<T: Num, const C: usize>(
 ) {
     let cols = cols.map(|c| &c[..n]);
     let mut part = [[[T::SUM_ZERO; 4]; C]; ILP_SLOTS];
-    // A named function, forced inline, called from one loop here: as a
-    // closure handed to `for_each_row` (two call sites), LLVM kept the
-    // walk out of line, a call a row with its captures read through
-    // memory (80% of Q1's samples at `KEEL_KERNELS=avx2`).
+    // A named function, forced inline, called from `each_counted`'s one
+    // call site: as a closure handed to `for_each_row` (two call sites),
+    // LLVM kept the walk out of line, a call a row with its captures read
+    // through memory (80% of Q1's samples at `KEEL_KERNELS=avx2`).
     #[inline(always)]
     fn row<T: Num, const C: usize>(
         i: usize,
@@ -314,17 +330,9 @@ fn ilp_pass<T: Num, const C: usize>(
             *p = T::sum_add(*p, x);
         }
     }
-    let all = m.is_all();
-    for b in start / 64..n.div_ceil(64) {
-        let rows = (n - b * 64).min(64);
-        let lim = !0u64 >> (64 - rows);
-        let mut w = if all { lim } else { m.word(b) & lim };
-        while w != 0 {
-            let i = b * 64 + w.trailing_zeros() as usize;
-            row::<T, C>(i, slot(i), (&cols, &wts), &mut counts, &mut part);
-            w &= w - 1;
-        }
-    }
+    each_counted(m, start, n, |i| {
+        row::<T, C>(i, slot(i), (&cols, &wts), &mut counts, &mut part)
+    });
     for (s, p) in part[..t.counts.len()].iter().enumerate() {
         for (c, p) in p.iter().enumerate() {
             let at = s * t.columns + c0 + c;

@@ -78,6 +78,33 @@ pub(crate) fn seed_hot(keys: &KeyCols<'_>, m: RowMask<'_>, n: usize) -> ([HotKey
     (hot, n_hot)
 }
 
+/// Whether the first counted rows (up to 256) name a slot outside the
+/// `n_hot` hot ones [`seed_hot`] found: a hot set that does not cover even
+/// the call's start.
+pub(crate) fn spreads(
+    keys: &KeyCols<'_>,
+    m: RowMask<'_>,
+    n: usize,
+    (hot, n_hot): (&[HotKey; HOT], usize),
+) -> bool {
+    let mut seen = 0;
+    for b in 0..n.div_ceil(64) {
+        let mut w = m.word(b) & lim(n, b);
+        while w != 0 && seen < 256 {
+            let slot = keys.slot(b * 64 + w.trailing_zeros() as usize);
+            if !hot[..n_hot].iter().any(|h| h.slot == slot) {
+                return true;
+            }
+            seen += 1;
+            w &= w - 1;
+        }
+        if seen >= 256 {
+            break;
+        }
+    }
+    false
+}
+
 /// One chunk's pass A bookkeeping, shared by the leaves: the hot slots'
 /// rows counted from their bits, the other rows added to the table one at
 /// a time (the first slots seen among them named to join the hot set),

@@ -1,30 +1,34 @@
-//! AVX2 grouped sums of integers (every width) over one-byte keys (a `u8`
-//! code or a pair of `u8` keys), for the slots that hold most rows.
+//! AVX2 grouped sums over one-byte keys (a `u8` code or a pair of `u8`
+//! keys), of `f64` and of integers of every width, for the slots that hold
+//! most rows.
 //!
 //! The AVX-512 leaf's plan (`avx512/grouped.rs`) without mask registers:
 //! up to [`HOT`] slots are kept in registers; each full 64-row block's keys
 //! are compared with each hot slot's key (`vpcmpeqb`, and-ed with the
 //! block's selection expanded to bytes), the byte masks kept for the
 //! chunk and their `vpmovmskb` bits counted. A column pass then loads each
-//! block's values four rows at a time, widened to 64-bit lanes (weighted:
-//! times the weights, `vpmuldq`), and adds them under each hot slot's mask
-//! (four mask bytes widened to lanes, `vpmovsxbq` from memory, and an
-//! `and`) into that slot's accumulator, the accumulators in registers over
-//! the chunk; unweighted `u8` values add 32 rows a slot with one `and` and
-//! one sum of absolute differences. Rows of other slots go to the table
-//! one at a time, and the first slots seen among them join the hot set
-//! after each chunk; when the hot set is full and other slots still hold
-//! more than an eighth of a chunk's rows, the rest of the call takes the
-//! partial sums of `scalar::grouped::add_sums_ilp` (or the scalar twin
-//! for a layout of more than 64 slots). A column's last partial block
-//! takes the twin. Integer sums wrap, so any order gives the twin's sums.
-//! Floats have no leaf here: their lane order would need a masked add that
-//! keeps `-0.0`, and AVX2 has none.
+//! block's values four rows at a time as 64-bit lanes (integers widened;
+//! weighted: times the weights, `vpmuldq`, or `vmulpd` for floats) and
+//! adds them under each hot slot's mask (four mask bytes widened to lanes,
+//! `vpmovsxbq` from memory: an `and` for integers, a blend with `-0.0` for
+//! floats, which leaves a sum as it is) into that slot's accumulator, the
+//! accumulators in registers over the chunk; unweighted `u8` values add 32
+//! rows a slot with one `and` and one sum of absolute differences. Float
+//! sums keep the table's lane order (row `i` in lane `i % 8`): a pass takes
+//! lanes 0-3 or 4-7 of each slot, its accumulator starting from the
+//! table's lanes. Rows of other slots go to the table one at a time, and
+//! the first slots seen among them join the hot set after each chunk; when
+//! the hot set is full and other slots still hold more than an eighth of a
+//! chunk's rows, the rest of the call takes the partial sums of
+//! `scalar::grouped::add_sums_ilp` (integers over at most 64 slots) or the
+//! scalar twin. A column's last partial block takes the twin. So each
+//! float lane takes its rows in row order, and sums equal the twin's bit
+//! for bit; integer sums wrap, so any order gives the twin's.
 
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
-use crate::arch::x86_64::hot::{ChunkA, HOT, HotKey, every_slot, seed_hot};
+use crate::arch::x86_64::hot::{ChunkA, HOT, HotKey, every_slot, seed_hot, spreads};
 use core::arch::x86_64::*;
 
 /// Full blocks of 64 rows per chunk: the chunk's byte masks (64 bytes a
@@ -32,14 +36,17 @@ use core::arch::x86_64::*;
 /// columns run several chunks and the fallback.
 const CHUNK_BLOCKS: usize = if cfg!(miri) { 2 } else { 16 };
 
-/// An integer column type the leaf reads: four rows widened to the 64-bit
-/// lanes of its sum type, and a widened value times a weight.
+/// A column type the leaf reads: four rows as 64-bit lanes of its sum
+/// type, times a weight, added under a mask, and the accumulators' start
+/// and end against the table.
 pub(crate) trait Lanes4: Num {
     /// Unweighted values add as bytes (`u8`: `vpsadbw`).
     const BYTES: bool = false;
 
-    /// A total of the 64-bit lanes as the sum type (both are 64 bits).
-    fn from_bits(b: u64) -> Self::Sum;
+    /// Float sums: the table keeps 8 lanes a slot and column, row `i`
+    /// adding to lane `i % 8`, so a pass takes the rows of lanes 0-3 or of
+    /// lanes 4-7 and the accumulator starts from the table's lanes.
+    const FLOAT: bool = false;
 
     /// Rows `p..p + 4`, each widened (sign- or zero-extended as the sum
     /// type is) to a 64-bit lane.
@@ -48,20 +55,72 @@ pub(crate) trait Lanes4: Num {
     /// AVX2 is enabled; four values are readable at `p`.
     unsafe fn load4(p: *const Self) -> __m256i;
 
-    /// `x · w` per lane, wrapping in 64 bits (`Num::sum_weigh`): `x` holds
-    /// widened values, `w` weights below 2^16.
+    /// `x · w` per lane in the sum type (`Num::sum_weigh`): `x` from
+    /// [`load4`](Self::load4), `w` the rows' four weights.
     ///
     /// # Safety
-    /// AVX2 is enabled.
+    /// AVX2 is enabled; four weights are readable at `w`.
     #[inline(always)]
-    unsafe fn weigh(x: __m256i, w: __m256i) -> __m256i {
+    unsafe fn weigh(x: __m256i, w: *const u16) -> __m256i {
         // A value of at most 32 bits times a weight below 2^16 is exact in
         // the low 32 bits' signed product (`vpmuldq` reads them signed,
         // and a `u32`'s sum lane holds it zero-extended: the types over
         // 31 bits override this).
-        // SAFETY: AVX2 (the contract).
-        unsafe { _mm256_mul_epi32(x, w) }
+        // SAFETY: AVX2 (the contract); four weights at `w`.
+        unsafe { _mm256_mul_epi32(x, weights4(w)) }
     }
+
+    /// `acc` plus the lanes of `x` that mask `m` (each lane all ones or
+    /// zero) keeps.
+    ///
+    /// # Safety
+    /// AVX2 is enabled.
+    #[inline(always)]
+    unsafe fn masked_add(acc: __m256i, x: __m256i, m: __m256i) -> __m256i {
+        // SAFETY: AVX2 (the contract).
+        unsafe { _mm256_add_epi64(acc, _mm256_and_si256(x, m)) }
+    }
+
+    /// The accumulator of sum `at` (`slot * columns + column`) and `half`
+    /// of its lanes at the start of a pass: zero for integers (the pass's
+    /// total is added at the end).
+    ///
+    /// # Safety
+    /// AVX2 is enabled; `at` is a sum of the table.
+    #[inline(always)]
+    unsafe fn start(sums: &[Self::Sum], at: usize, half: usize) -> __m256i {
+        let _ = (sums, at, half);
+        // SAFETY: AVX2 (the contract).
+        unsafe { _mm256_setzero_si256() }
+    }
+
+    /// Puts a pass's accumulator back: for integers its lanes' wrapping
+    /// total added to the sum.
+    ///
+    /// # Safety
+    /// AVX2 is enabled; `at` is a sum of the table.
+    #[inline(always)]
+    unsafe fn put(sums: &mut [Self::Sum], at: usize, half: usize, acc: __m256i) {
+        let _ = half;
+        let mut lanes = [0u64; 4];
+        // SAFETY: AVX2 (the contract); `lanes` is 32 bytes.
+        unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc) };
+        let total = lanes.iter().fold(0u64, |s, &l| s.wrapping_add(l));
+        sums[at] = Self::sum_add(sums[at], Self::from_bits(total));
+    }
+
+    /// A total of the 64-bit lanes as the sum type (both 64 bits wide).
+    fn from_bits(b: u64) -> Self::Sum;
+}
+
+/// Four `u16` weights at `w` widened to 64-bit lanes.
+///
+/// # Safety
+/// AVX2 is enabled; four weights are readable at `w`.
+#[inline(always)]
+unsafe fn weights4(w: *const u16) -> __m256i {
+    // SAFETY: AVX2 (the contract); 8 bytes at `w`.
+    unsafe { _mm256_cvtepu16_epi64(_mm_loadl_epi64(w.cast())) }
 }
 
 /// `x · w` wrapping in 64 bits for any 64-bit `x` and `w` below 2^32: the
@@ -96,9 +155,9 @@ macro_rules! lanes4 {
             }
             $(
                 #[inline(always)]
-                unsafe fn weigh(x: __m256i, w: __m256i) -> __m256i {
-                    // SAFETY: AVX2 (the contract).
-                    unsafe { $wide(x, w) }
+                unsafe fn weigh(x: __m256i, w: *const u16) -> __m256i {
+                    // SAFETY: AVX2 (the contract); four weights at `w`.
+                    unsafe { $wide(x, weights4(w)) }
                 }
             )?
         }
@@ -126,6 +185,63 @@ lanes4!(
     |p| _mm256_cvtepu8_epi64(_mm_cvtsi32_si128(p.cast::<i32>().read_unaligned())),
     bytes: true
 );
+
+impl Lanes4 for f64 {
+    const FLOAT: bool = true;
+
+    #[inline(always)]
+    unsafe fn load4(p: *const f64) -> __m256i {
+        // SAFETY: four values at `p` (the contract).
+        unsafe { _mm256_castpd_si256(_mm256_loadu_pd(p)) }
+    }
+
+    #[inline(always)]
+    unsafe fn weigh(x: __m256i, w: *const u16) -> __m256i {
+        // SAFETY: AVX2 (the contract); 8 bytes of weights at `w`. A weight
+        // converts exactly; one rounded multiply, as `sum_weigh`'s.
+        unsafe {
+            let w = _mm256_cvtepi32_pd(_mm_cvtepu16_epi32(_mm_loadl_epi64(w.cast())));
+            _mm256_castpd_si256(_mm256_mul_pd(_mm256_castsi256_pd(x), w))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn masked_add(acc: __m256i, x: __m256i, m: __m256i) -> __m256i {
+        // A masked-off row adds -0.0, which leaves every sum as it is
+        // (+0.0 would turn a -0.0 sum into +0.0, where the twin adds
+        // nothing); lanes never hold a signalling NaN (sums of adds).
+        // SAFETY: AVX2 (the contract).
+        unsafe {
+            let x = _mm256_blendv_pd(
+                _mm256_set1_pd(-0.0),
+                _mm256_castsi256_pd(x),
+                _mm256_castsi256_pd(m),
+            );
+            _mm256_castpd_si256(_mm256_add_pd(_mm256_castsi256_pd(acc), x))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn start(sums: &[f64], at: usize, half: usize) -> __m256i {
+        // SAFETY: AVX2 (the contract); sum `at` has 8 lanes in `sums`.
+        unsafe { _mm256_castpd_si256(_mm256_loadu_pd(sums[at * 8 + 4 * half..][..4].as_ptr())) }
+    }
+
+    #[inline(always)]
+    unsafe fn put(sums: &mut [f64], at: usize, half: usize, acc: __m256i) {
+        // SAFETY: AVX2 (the contract); sum `at` has 8 lanes in `sums`.
+        unsafe {
+            _mm256_storeu_pd(
+                sums[at * 8 + 4 * half..][..4].as_mut_ptr(),
+                _mm256_castsi256_pd(acc),
+            )
+        }
+    }
+
+    fn from_bits(b: u64) -> f64 {
+        f64::from_bits(b)
+    }
+}
 
 /// 32 selection bits as 32 bytes, each 0xff where its bit is set.
 ///
@@ -212,7 +328,9 @@ unsafe fn block_masks(
 /// One pass over the chunk's blocks `c0..c1` for `C` columns at once and
 /// the `H` hot slots `active` names (both constants, so the accumulators
 /// stay in registers): each block's values loaded once per column, each
-/// mask once for all `C` columns. Returns each column's and slot's sum.
+/// mask once for all `C` columns, into `acc`. Integers take every 4-row
+/// group of a block (`j0` 0, `step` 1); floats the groups of one half of
+/// the lanes (`j0` 0 or 1, `step` 2: rows `8k + 4 j0..8k + 4 j0 + 4`).
 ///
 /// # Safety
 /// AVX2 is enabled; the blocks are full blocks of every column (and
@@ -221,18 +339,21 @@ unsafe fn block_masks(
 unsafe fn col_pass<T: Lanes4, const H: usize, const C: usize>(
     cols: [&[T]; C],
     wts: [Option<&[u16]>; C],
-    (c0, c1, pf): (usize, usize, bool),
+    (c0, c1, pf, (j0, step)): (usize, usize, bool, (usize, usize)),
     masks: &[[[u8; 64]; HOT]; CHUNK_BLOCKS],
     active: &[usize; HOT],
-) -> [[u64; H]; C] {
+    sums: &mut [[__m256i; HOT]; 3],
+) {
     // SAFETY: AVX2 (the contract); every block in c0..c1 is a full block
     // of every column, so the 64 rows from `b * 64` are readable.
     unsafe {
-        let mut acc = [[_mm256_setzero_si256(); H]; C];
+        // Local accumulators, never addressed, so they live in registers.
+        let mut acc: [[__m256i; H]; C] =
+            core::array::from_fn(|c| core::array::from_fn(|h| sums[c][h]));
         let weighted = wts.iter().any(Option::is_some);
         for b in c0..c1 {
             let hm = &masks[b - c0];
-            if pf {
+            if pf && j0 == 0 {
                 // As the AVX-512 leaf: the next lines of every column on
                 // the CPUs where that pays (`cpu::grouped_prefetch`).
                 for c in 0..C {
@@ -266,15 +387,13 @@ unsafe fn col_pass<T: Lanes4, const H: usize, const C: usize>(
                 }
                 continue;
             }
-            for j in 0..16 {
+            for jj in 0..16 / step {
+                let j = j0 + jj * step;
                 let i = b * 64 + 4 * j;
                 let x: [__m256i; C] = core::array::from_fn(|c| {
                     let x = T::load4(cols[c].as_ptr().add(i));
                     match wts[c] {
-                        Some(w) => T::weigh(
-                            x,
-                            _mm256_cvtepu16_epi64(_mm_loadl_epi64(w.as_ptr().add(i).cast())),
-                        ),
+                        Some(w) => T::weigh(x, w.as_ptr().add(i)),
                         None => x,
                     }
                 });
@@ -286,31 +405,27 @@ unsafe fn col_pass<T: Lanes4, const H: usize, const C: usize>(
                         .read_unaligned();
                     let m = _mm256_cvtepi8_epi64(_mm_cvtsi32_si128(four));
                     for c in 0..C {
-                        acc[c][h] = _mm256_add_epi64(acc[c][h], _mm256_and_si256(x[c], m));
+                        acc[c][h] = T::masked_add(acc[c][h], x[c], m);
                     }
                 }
             }
         }
-        let mut out = [[0u64; H]; C];
         for c in 0..C {
-            for h in 0..H {
-                let mut lanes = [0u64; 4];
-                _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc[c][h]);
-                out[c][h] = lanes.iter().fold(0u64, |s, &l| s.wrapping_add(l));
-            }
+            sums[c][..H].copy_from_slice(&acc[c]);
         }
-        out
     }
 }
 
 /// Adds the rows `m` counts to their slots' counts and sums (see the
-/// module docs). `false`, with nothing done, where this leaf does not
-/// apply: a type without [`Lanes4`] (floats) takes the others' path.
+/// module docs); `false`, with nothing done, when the call's first rows
+/// already spread over more slots than the registers hold (the caller
+/// then takes the path of the levels without a leaf).
 ///
 /// # Safety
 /// The CPU supports AVX2; `keys` is `U8` or `Pair` and, like every column
 /// of `values`, has `n` rows, each key in the table's layout; `m` covers
-/// `n` rows; `t` keeps sums and neither min nor max, with one lane;
+/// `n` rows; `t` keeps sums and neither min nor max, with 8 lanes for
+/// floats and 1 for integers;
 /// `weights` is empty or has one entry per column, each weight column `n`
 /// rows.
 #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
@@ -321,14 +436,17 @@ pub(crate) unsafe fn sum<T: Lanes4>(
     weights: Weights<'_, '_>,
     m: RowMask<'_>,
     n: usize,
-) {
-    debug_assert_eq!(t.lanes, 1);
+) -> bool {
+    debug_assert_eq!(t.lanes, if T::FLOAT { 8 } else { 1 });
     let full = n / 64;
     let (mut hot, mut n_hot) = if t.counts.len() <= HOT {
         every_slot(&keys, t.counts.len())
     } else {
         seed_hot(&keys, m, n)
     };
+    if n_hot == HOT && spreads(&keys, m, n, (&hot, n_hot)) {
+        return false;
+    }
     let pf = crate::cpu::grouped_prefetch();
     let mut masks = [[[0u8; 64]; HOT]; CHUNK_BLOCKS];
     let mut c0 = 0;
@@ -357,48 +475,60 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         while c < values.len() && n_active > 0 {
             let k = run.min(values.len() - c);
             let wt = |i: usize| weights.get(c + i).copied().flatten();
-            let span = (c0, c1, pf);
-            // Each column's sums, per active slot.
-            let mut got = [[0u64; HOT]; 3];
-            macro_rules! pass {
-                ($k:literal) => {{
-                    let cols: [&[T]; $k] = core::array::from_fn(|i| values[c + i]);
-                    let wts: [Option<&[u16]>; $k] = core::array::from_fn(wt);
-                    macro_rules! arm {
-                        ($h:literal) => {{
-                            let s =
+            // Floats take their lanes' two halves in two passes (each
+            // accumulator one half's four lanes, from the table's).
+            let step = if T::FLOAT { 2 } else { 1 };
+            for half in 0..step {
+                let span = (c0, c1, pf, (half, step));
+                let mut acc = [[_mm256_setzero_si256(); HOT]; 3];
+                for (i, acc) in acc.iter_mut().enumerate().take(k) {
+                    for h in 0..n_active {
+                        let at = hot[active[h]].slot * t.columns + c + i;
+                        // SAFETY: AVX2 (the contract); `at` is a sum of the
+                        // table.
+                        acc[h] = unsafe { T::start(t.sums, at, half) };
+                    }
+                }
+                macro_rules! pass {
+                    ($k:literal) => {{
+                        let cols: [&[T]; $k] = core::array::from_fn(|i| values[c + i]);
+                        let wts: [Option<&[u16]>; $k] = core::array::from_fn(wt);
+                        macro_rules! arm {
+                            ($h:literal) => {
                                 // SAFETY: AVX2 (the contract); blocks c0..c1
                                 // are full blocks of every column and weight
                                 // column.
-                                unsafe { col_pass::<T, $h, $k>(cols, wts, span, &masks, &active) };
-                            for i in 0..$k {
-                                got[i][..$h].copy_from_slice(&s[i]);
-                            }
-                        }};
+                                unsafe {
+                                    col_pass::<T, $h, $k>(
+                                        cols, wts, span, &masks, &active, &mut acc,
+                                    )
+                                }
+                            };
+                        }
+                        match n_active {
+                            1 => arm!(1),
+                            2 => arm!(2),
+                            3 => arm!(3),
+                            4 => arm!(4),
+                            5 => arm!(5),
+                            6 => arm!(6),
+                            7 => arm!(7),
+                            _ => arm!(8),
+                        }
+                    }};
+                }
+                match k {
+                    1 => pass!(1),
+                    2 => pass!(2),
+                    _ => pass!(3),
+                }
+                for (i, acc) in acc.iter().enumerate().take(k) {
+                    for h in 0..n_active {
+                        let at = hot[active[h]].slot * t.columns + c + i;
+                        // SAFETY: AVX2 (the contract); `at` is a sum of the
+                        // table.
+                        unsafe { T::put(t.sums, at, half, acc[h]) };
                     }
-                    match n_active {
-                        1 => arm!(1),
-                        2 => arm!(2),
-                        3 => arm!(3),
-                        4 => arm!(4),
-                        5 => arm!(5),
-                        6 => arm!(6),
-                        7 => arm!(7),
-                        _ => arm!(8),
-                    }
-                }};
-            }
-            match k {
-                1 => pass!(1),
-                2 => pass!(2),
-                _ => pass!(3),
-            }
-            for (i, g) in got.iter().enumerate().take(k) {
-                for h in 0..n_active {
-                    let at = hot[active[h]].slot * t.columns + c + i;
-                    // Every integer sum type is 8 bytes: the lanes' wrapping
-                    // total, as that type's bits.
-                    t.sums[at] = T::sum_add(t.sums[at], T::from_bits(g[h]));
                 }
             }
             c += k;
@@ -408,13 +538,30 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         if stop && c0 < full {
             // The rest of the call, the hot set no longer covering its
             // rows: the partial sums where the layout fits them.
-            let vw = (values, weights);
-            if !crate::arch::scalar::grouped::add_sums_ilp(t, keys, vw, m, c0 * 64, n) {
-                crate::arch::scalar::grouped::add_range(t, keys, vw, m, c0 * 64, n);
-            }
-            return;
+            rest(t, keys, (values, weights), m, c0 * 64, n);
+            return true;
         }
     }
-    // The rows past the last full block (under 64): the twin.
-    crate::arch::scalar::grouped::add_range(t, keys, (values, weights), m, full * 64, n);
+    // The rows past the last full block (under 64).
+    if full * 64 < n {
+        rest(t, keys, (values, weights), m, full * 64, n);
+    }
+    true
+}
+
+/// The rows `m` counts in `start..n` (`start` a multiple of 64) without the
+/// leaf: the one walk of `add_sums_ilp` where it applies, else the scalar
+/// twin (out of line: the leaf's body stays its own loops).
+#[inline(never)]
+fn rest<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    vw: (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    start: usize,
+    n: usize,
+) {
+    if !crate::arch::scalar::grouped::add_sums_ilp(t, keys, vw, m, start, n) {
+        crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
+    }
 }
