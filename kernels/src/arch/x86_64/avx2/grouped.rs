@@ -542,11 +542,25 @@ pub(crate) unsafe fn sum<T: Lanes4>(
             return true;
         }
     }
-    // The rows past the last full block (under 64).
+    // The rows past the last full block (under 64): the twin, which sets
+    // nothing up (the partial sums clear and fold a table's worth).
     if full * 64 < n {
-        rest(t, keys, (values, weights), m, full * 64, n);
+        tail(t, keys, (values, weights), m, full * 64, n);
     }
     true
+}
+
+/// [`rest`] for the last partial block: the scalar twin alone.
+#[inline(never)]
+fn tail<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    vw: (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    start: usize,
+    n: usize,
+) {
+    crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
 }
 
 /// The rows `m` counts in `start..n` (`start` a multiple of 64) without the
