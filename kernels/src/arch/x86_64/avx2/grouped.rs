@@ -538,44 +538,33 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         if stop && c0 < full {
             // The rest of the call, the hot set no longer covering its
             // rows: the partial sums where the layout fits them.
-            rest(t, keys, (values, weights), m, c0 * 64, n);
+            rest(t, keys, (values, weights), m, (c0 * 64, n), true);
             return true;
         }
     }
     // The rows past the last full block (under 64): the twin, which sets
     // nothing up (the partial sums clear and fold a table's worth).
     if full * 64 < n {
-        tail(t, keys, (values, weights), m, full * 64, n);
+        rest(t, keys, (values, weights), m, (full * 64, n), false);
     }
     true
 }
 
-/// [`rest`] for the last partial block: the scalar twin alone.
-#[inline(never)]
-fn tail<T: Num>(
-    t: &mut Table<'_, T>,
-    keys: KeyCols<'_>,
-    vw: (&[&[T]], Weights<'_, '_>),
-    m: RowMask<'_>,
-    start: usize,
-    n: usize,
-) {
-    crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
-}
-
 /// The rows `m` counts in `start..n` (`start` a multiple of 64) without the
-/// leaf: the one walk of `add_sums_ilp` where it applies, else the scalar
-/// twin (out of line: the leaf's body stays its own loops).
+/// leaf: with `partial`, the one walk of `add_sums_ilp` where it applies,
+/// else (and for a last partial block, which that walk's setup would
+/// outweigh) the scalar twin. Out of line: the leaf's body stays its own
+/// loops.
 #[inline(never)]
 fn rest<T: Num>(
     t: &mut Table<'_, T>,
     keys: KeyCols<'_>,
     vw: (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
-    start: usize,
-    n: usize,
+    (start, n): (usize, usize),
+    partial: bool,
 ) {
-    if !crate::arch::scalar::grouped::add_sums_ilp(t, keys, vw, m, start, n) {
+    if !(partial && crate::arch::scalar::grouped::add_sums_ilp(t, keys, vw, m, start, n)) {
         crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
     }
 }
