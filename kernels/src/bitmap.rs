@@ -189,7 +189,7 @@ impl Kernels {
             // SAFETY: this handle's level is AVX-512, so the CPU has it,
             // and VBMI2 where `cpu::vbmi2` says so; `out` has room for the
             // `set` bits (checked above).
-            return Ok(unsafe { a5::select_vbmi2(w, rows, out) });
+            return Ok(unsafe { a5::select_vbmi2(w, rows, set, out) });
         }
         // The AVX2 table form also serves AVX-512 CPUs without VBMI2
         // (Skylake-SP, Cascade Lake).

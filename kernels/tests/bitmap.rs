@@ -17,15 +17,19 @@ fn binops_popcount_select_every_level() {
         (0..=40).collect()
     };
     for words in sizes {
-        for dense in 0..4 {
+        for dense in 0..5 {
             let gen_ = |r: &mut Rng| -> Vec<u64> {
                 (0..words)
                     .map(|_| match dense {
                         0 => r.next() & r.next() & r.next(),
                         1 => r.next(),
                         2 => !0,
+                        // One word in eight with one row: the empty words
+                        // a compress-a-word select skips when most are.
+                        4 if r.next().is_multiple_of(8) => 1 << (r.next() % 64),
+                        4 => 0,
                         // About 1 row in 64, a third of the words empty:
-                        // the words a compress-a-word select skips.
+                        // the words it compresses with the others.
                         _ if r.next().is_multiple_of(3) => 0,
                         _ => (0..6).fold(!0, |w, _| w & r.next()),
                     })
@@ -162,7 +166,7 @@ fn compact_every_level_equals_a_naive_loop() {
         &[(0, 0), (1, 37), (37, 64), (64, 5), (63, 65), (127, 63)]
     };
     for rows in lens {
-        for dense in 0..4 {
+        for dense in 0..5 {
             let words = rows.div_ceil(64) + 3;
             let mut gen_ = || -> Vec<u64> {
                 (0..words)

@@ -24,7 +24,7 @@ use keel_kernels::hll::HyperLogLog;
 use keel_kernels::mask::{Bits, Selection};
 use keel_kernels::{Kernels, bitmap, cpu, gather};
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 fn rng(n: usize, seed: u64) -> Vec<u64> {
     let mut s = seed | 1;
@@ -38,9 +38,25 @@ fn rng(n: usize, seed: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Calls `f` untimed for 2 ms (at least once) before a sample is timed.
+/// On an Intel model 167 whichever contender followed the read pass ran
+/// 15-35% slower for about a millisecond after it (the HLL 1 in 64 row:
+/// keel 0.78-0.84x the three passes when it came next, 1.20-1.22x when
+/// the three passes did; one untimed call changed nothing, 1 ms of calls
+/// made the order not matter), so every sample starts from its own
+/// steady state (`bench/results/2026-12-07-kernels-select-branchless-intel.md`).
+fn settle(f: &mut impl FnMut()) {
+    let t = Instant::now();
+    f();
+    while t.elapsed() < Duration::from_millis(2) {
+        f();
+    }
+}
+
 /// GB/s of `bytes` per call, over enough calls to last a few ms.
 fn gbps(bytes: usize, mut f: impl FnMut()) -> f64 {
     let iters = ((64 << 20) / bytes.max(1)).max(1);
+    settle(&mut f);
     let t = Instant::now();
     for _ in 0..iters {
         f();
@@ -51,6 +67,7 @@ fn gbps(bytes: usize, mut f: impl FnMut()) -> f64 {
 /// Nanoseconds per row of a call over `rows` rows.
 fn ns_per_row(rows: usize, mut f: impl FnMut()) -> f64 {
     let iters = ((16 << 20) / rows.max(1)).max(1);
+    settle(&mut f);
     let t = Instant::now();
     for _ in 0..iters {
         f();

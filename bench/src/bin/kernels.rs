@@ -763,14 +763,14 @@ fn random_bits(rows: usize, d: u64, seed: u64) -> Vec<u64> {
         .collect()
 }
 
-/// A bitmap to its set positions (`select_into`), 1 in 2, 10 and 64 rows
-/// set at random: GB/s of bitmap read. Every contender writes into a
+/// A bitmap to its set positions (`select_into`), 1 in 2, 10, 64, 200
+/// and 1000 rows set at random: GB/s of bitmap read. Every contender writes into a
 /// buffer it reuses; arrow's is `BooleanBuffer::set_indices_u32` extending
 /// a cleared `Vec`.
 fn run_select(ctx: &mut Ctx<'_>, sizes: &[usize]) {
     let k = Kernels::current();
     let max = *sizes.last().unwrap();
-    for d in [2u64, 10, 64] {
+    for d in [2u64, 10, 64, 200, 1000] {
         let kernel = format!("select 1/{d}");
         if !ctx.want(&kernel) {
             continue;

@@ -4,7 +4,7 @@
 //! a byte compress a word on CPUs with VBMI2, else the AVX2 level's table
 //! form or the scalar loop compiled with BMI (`tzcnt`, `blsr`).
 
-use super::compress::positions64_exact;
+use super::compress::{positions64_exact, skips_empty};
 use crate::arch::scalar::bitmap as scalar;
 use core::arch::x86_64::*;
 
@@ -94,36 +94,69 @@ pub(crate) unsafe fn count_mask(m: crate::arch::mask::RowMask<'_>, rows: usize) 
 
 /// As the scalar twin, on a CPU with AVX-512 VBMI2: the set bits of a
 /// word are taken at once by a byte compress of the row numbers 0..64
-/// ([`positions64_exact`]), where the twin loops once per set bit; a word
-/// with none is skipped. On Zen 4 (family 25 model 17) 1.9-9.3x the loop
-/// from 1 in 10 rows set; at 1 in 64, 1.4x from 16 Mi rows, level in
-/// cache (`bench/results/2026-12-06-kernels-select-vbmi2-zen4.md`).
+/// ([`positions64_exact`]), where the twin loops once per set bit. On
+/// Zen 4 (family 25 model 17) 1.9-9.3x the loop from 1 in 10 rows set; at
+/// 1 in 64, 1.4x from 16 Mi rows, level in cache
+/// (`bench/results/2026-12-06-kernels-select-vbmi2-zen4.md`). Words with
+/// no bit set are skipped only where `set` makes them most of the words
+/// ([`skips_empty`]): at one bit a word a third of them are empty, at
+/// random, and the branch's misses cost more than compressing them
+/// (1.5-1.8x faster without it at 1 in 64 rows, from 1 Mi rows, on an
+/// Intel model 167,
+/// `bench/results/2026-12-07-kernels-select-branchless-intel.md`).
 ///
 /// # Safety
 /// The CPU supports AVX-512 (and BMI2) and VBMI2; arguments as the scalar
-/// twin's (`out` has room for every set bit among the first `rows`).
+/// twin's (`out` has room for every set bit among the first `rows`); `set`
+/// is the count of those bits (only the speed depends on it).
 #[target_feature(
     enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt,avx512vbmi2"
 )]
-pub(crate) unsafe fn select_vbmi2(words: &[u64], rows: usize, out: &mut [u32]) -> usize {
-    let p = out.as_mut_ptr();
+pub(crate) unsafe fn select_vbmi2(
+    words: &[u64],
+    rows: usize,
+    set: usize,
+    out: &mut [u32],
+) -> usize {
     let full = rows / 64;
-    let mut n = 0;
-    for (i, &w) in words[..full].iter().enumerate() {
-        let cnt = w.count_ones();
-        if cnt == 0 {
-            continue;
-        }
-        debug_assert!(n + cnt as usize <= out.len());
-        // SAFETY: AVX-512 F and VBMI2 are enabled here; `out` has room for
-        // every set bit (the caller's contract), so for this word's `cnt`
-        // past the `n` written.
-        unsafe { positions64_exact(w, cnt, (i * 64) as u32, p.add(n)) };
-        n += cnt as usize;
-    }
+    // Two loops, so that neither tests the choice a word.
+    let mut n = if skips_empty::<2>(set, full) {
+        // SAFETY: as this function (the features are enabled here).
+        unsafe { select_full::<true>(&words[..full], out) }
+    } else {
+        // SAFETY: as above.
+        unsafe { select_full::<false>(&words[..full], out) }
+    };
     if !rows.is_multiple_of(64) {
         let w = words[full] & ((1u64 << (rows % 64)) - 1);
         n = scalar::select_word(w, (full * 64) as u32, out, n);
+    }
+    n
+}
+
+/// [`select_vbmi2`]'s walk over whole words, skipping the words with no
+/// bit set where `SKIP`.
+///
+/// # Safety
+/// As [`select_vbmi2`], over `words` whole words.
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512cd,avx512dq,avx512vl,avx512vpopcntdq,bmi2,popcnt,avx512vbmi2"
+)]
+#[inline(never)]
+unsafe fn select_full<const SKIP: bool>(words: &[u64], out: &mut [u32]) -> usize {
+    let p = out.as_mut_ptr();
+    let mut n = 0;
+    for (i, &w) in words.iter().enumerate() {
+        let cnt = w.count_ones();
+        if SKIP && cnt == 0 {
+            continue;
+        }
+        debug_assert!(n + cnt as usize <= out.len());
+        // SAFETY: AVX-512 F and VBMI2 are enabled in the caller; `out` has
+        // room for every set bit (its contract), so for this word's `cnt`
+        // past the `n` written.
+        unsafe { positions64_exact(w, cnt, (i * 64) as u32, p.add(n)) };
+        n += cnt as usize;
     }
     n
 }

@@ -6,7 +6,7 @@
 
 use core::arch::x86_64::*;
 
-use super::compress::{compress8, compress16, positions64};
+use super::compress::{compress8, compress16, positions64, skips_empty};
 use super::hash::Mixer;
 use crate::arch::mask::RowMask;
 use crate::arch::scalar::hll as scalar;
@@ -255,13 +255,17 @@ static_assertions::const_assert!(SPARSE_CAP >= 64 && SPARSE_CAP.is_multiple_of(8
 /// since the walk itself ends the batch
 /// (`bench/results/2026-12-04-kernels-hll-sparse-batch-zen4.md`). With
 /// `VBMI2` a word's positions are one byte compress ([`positions64`]), as
-/// `select_into` takes them there.
+/// `select_into` takes them there, empty words included unless most are
+/// ([`skips_empty`]; at 1 in 64 rows the skip's mispredicted branch made
+/// the add take 1.58x the time on an Intel model 167,
+/// `bench/results/2026-12-07-kernels-select-branchless-intel.md`).
 ///
 /// # Safety
 ///
-/// As [`add_u64`]; `words` holds `keys.len().div_ceil(64)` words; with
-/// `VBMI2`, the CPU supports AVX-512 VBMI2 (inlined into the leaves that
-/// enable the features).
+/// As [`add_u64`]; `words` holds `keys.len().div_ceil(64)` words, counting
+/// `counted` rows (only the speed depends on it); with `VBMI2`, the CPU
+/// supports AVX-512 VBMI2 (inlined into the leaves that enable the
+/// features).
 #[inline(always)]
 unsafe fn add_u64_sparse<const VBMI2: bool>(
     regs: &mut [u8],
@@ -269,8 +273,10 @@ unsafe fn add_u64_sparse<const VBMI2: bool>(
     seed: u64,
     keys: &[u64],
     words: &[u64],
+    counted: usize,
 ) {
     let n = keys.len();
+    let skip = skips_empty::<4>(counted, words.len());
     let mut pos = [0u32; SPARSE_CAP];
     let mut stage = [core::mem::MaybeUninit::<u64>::uninit(); SPARSE_CAP];
     let mut b = 0;
@@ -286,16 +292,16 @@ unsafe fn add_u64_sparse<const VBMI2: bool>(
                 w &= (1u64 << (n % 64)).wrapping_sub(1);
             }
             if VBMI2 {
-                if w != 0 {
-                    let cnt = w.count_ones();
-                    // SAFETY: VBMI2 (caller contract); `got + 64 <=
-                    // SPARSE_CAP`, so `pos` has room for the word's
-                    // offsets rounded up to 16.
-                    unsafe {
-                        positions64(w, cnt, ((e - b) * 64) as u32, pos.as_mut_ptr().add(got))
-                    };
-                    got += cnt as usize;
+                if skip && w == 0 {
+                    e += 1;
+                    continue;
                 }
+                let cnt = w.count_ones();
+                // SAFETY: VBMI2 (caller contract); `got + 64 <=
+                // SPARSE_CAP`, so `pos` has room for the word's
+                // offsets rounded up to 16.
+                unsafe { positions64(w, cnt, ((e - b) * 64) as u32, pos.as_mut_ptr().add(got)) };
+                got += cnt as usize;
             } else {
                 got = crate::arch::scalar::bitmap::select_word(
                     w,
@@ -410,7 +416,7 @@ unsafe fn masked<const VBMI2: bool>(
         let sparse_rows = if VBMI2 { DENSE_ROWS } else { SPARSE_ROWS };
         if counted.saturating_mul(sparse_rows) < n {
             // SAFETY: as this leaf; `words` covers the rows.
-            unsafe { add_u64_sparse::<VBMI2>(regs, p, seed, keys, words) };
+            unsafe { add_u64_sparse::<VBMI2>(regs, p, seed, keys, words, counted) };
             return;
         }
         counted
