@@ -4,6 +4,8 @@
 pub(crate) mod avx2;
 pub(crate) mod avx512;
 #[cfg(feature = "alloc")]
+pub(crate) mod cold;
+#[cfg(feature = "alloc")]
 pub(crate) mod hot;
 
 /// On the CPUs `cpu::avx2_prefetch` names (Intel), the AVX2 leaves read
