@@ -19,15 +19,19 @@
 //! table's lanes. Rows of other slots go to the table one at a time, and
 //! the first slots seen among them join the hot set after each chunk; when
 //! the hot set is full and other slots still hold more than an eighth of a
-//! chunk's rows, the rest of the call takes the partial sums of
-//! `scalar::grouped::add_sums_ilp` (integers over at most 64 slots) or the
-//! scalar twin. A column's last partial block takes the twin. So each
-//! float lane takes its rows in row order, and sums equal the twin's bit
-//! for bit; integer sums wrap, so any order gives the twin's.
+//! chunk's rows, the rest of the call takes the cold leaf (`cold::rest`,
+//! as the AVX-512 leaf does) for floats, and for integers the partial sums
+//! of `scalar::grouped::add_sums_ilp` (over at most 64 slots) or the
+//! scalar twin; so does a call whose first rows already spread over more
+//! slots than the registers hold (integers: the other levels' path). A
+//! column's last partial block takes the twin. So each float lane takes
+//! its rows in row order, and sums equal the twin's bit for bit; integer
+//! sums wrap, so any order gives the twin's.
 
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
+use crate::arch::x86_64::cold::{self, Bits64, pairs_pay};
 use crate::arch::x86_64::hot::{ChunkA, HOT, HotKey, every_slot, seed_hot, spreads};
 use core::arch::x86_64::*;
 
@@ -39,7 +43,7 @@ const CHUNK_BLOCKS: usize = if cfg!(miri) { 2 } else { 16 };
 /// A column type the leaf reads: four rows as 64-bit lanes of its sum
 /// type, times a weight, added under a mask, and the accumulators' start
 /// and end against the table.
-pub(crate) trait Lanes4: Num {
+pub(crate) trait Lanes4: Num<Sum: Bits64> {
     /// Unweighted values add as bytes (`u8`: `vpsadbw`).
     const BYTES: bool = false;
 
@@ -417,9 +421,10 @@ unsafe fn col_pass<T: Lanes4, const H: usize, const C: usize>(
 }
 
 /// Adds the rows `m` counts to their slots' counts and sums (see the
-/// module docs); `false`, with nothing done, when the call's first rows
-/// already spread over more slots than the registers hold (the caller
-/// then takes the path of the levels without a leaf).
+/// module docs); `false`, with nothing done, when an integer table's call
+/// spreads over more slots than the registers hold from its first rows
+/// (the caller then takes the path of the levels without a leaf; a float
+/// table's takes the cold leaf).
 ///
 /// # Safety
 /// The CPU supports AVX2; `keys` is `U8` or `Pair` and, like every column
@@ -445,7 +450,12 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         seed_hot(&keys, m, n)
     };
     if n_hot == HOT && spreads(&keys, m, n, (&hot, n_hot)) {
-        return false;
+        if !T::FLOAT {
+            return false;
+        }
+        // SAFETY: the leaf's contract, and 0 is a block start.
+        unsafe { cold_from(t, keys, (values, weights), m, (0, n)) };
+        return true;
     }
     let pf = crate::cpu::grouped_prefetch();
     let mut masks = [[[0u8; 64]; HOT]; CHUNK_BLOCKS];
@@ -537,8 +547,14 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         c0 = c1;
         if stop && c0 < full {
             // The rest of the call, the hot set no longer covering its
-            // rows: the partial sums where the layout fits them.
-            rest(t, keys, (values, weights), m, (c0 * 64, n), true);
+            // rows: the cold leaf for floats, the partial sums where the
+            // layout fits them for integers.
+            if T::FLOAT {
+                // SAFETY: the leaf's contract; `c0 * 64` is a block start.
+                unsafe { cold_from(t, keys, (values, weights), m, (c0 * 64, n)) };
+            } else {
+                rest(t, keys, (values, weights), m, (c0 * 64, n), true);
+            }
             return true;
         }
     }
@@ -548,6 +564,40 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         rest(t, keys, (values, weights), m, (full * 64, n), false);
     }
     true
+}
+
+/// The rows `m` counts in `start..n` (`start` a multiple of 64) by the
+/// cold leaf (`cold::rest`): each row's value and a count of one added to
+/// its slot's pair in a scratch table where the layout fits it
+/// (`pairs_pay`), else to the table in place. A float table's lanes take
+/// their rows in order there, as in the twin, which runs a pass for the
+/// counts and one a column over 8 lanes a slot (0.53x the fused loop at 16
+/// and 256 groups on an Intel model 167,
+/// `bench/results/2026-12-07-kernels-grouped-avx2-cold-intel.md`). Out of
+/// line, as [`rest`].
+///
+/// # Safety
+/// As [`sum`]; `start` is a multiple of 64.
+#[inline(never)]
+unsafe fn cold_from<T: Lanes4>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    vw: (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    (start, n): (usize, usize),
+) {
+    let pairs = pairs_pay(t.counts, n - start);
+    let args = (t, keys, vw, m, start, n);
+    // SAFETY: forwarded contract (keys `U8` or `Pair`, each in the
+    // layout; `n` rows everywhere; 8 lanes for floats, 1 for integers);
+    // the pairs run only for a layout the scratch holds.
+    unsafe {
+        if pairs {
+            cold::rest::<T, false>(args)
+        } else {
+            cold::rest::<T, true>(args)
+        }
+    }
 }
 
 /// The rows `m` counts in `start..n` (`start` a multiple of 64) without the
