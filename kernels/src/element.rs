@@ -161,14 +161,12 @@ macro_rules! element {
                             // supports it; the safe layer checked the keys, the
                             // lengths and the mask, and made a sums-only table
                             // with the lanes the leaf needs.
-                            let done = unsafe {
+                            unsafe {
                                 crate::arch::x86_64::$avx2::grouped::sum(
                                     table, keys, values, weights, m, n,
                                 )
                             };
-                            if done {
-                                return true;
-                            }
+                            return true;
                         }
                     )?
                 )?

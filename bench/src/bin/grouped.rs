@@ -214,28 +214,56 @@ fn compare_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     }
 }
 
+/// A value type of the grouped rows (its name is `Num::NAME`) and its
+/// sum's add as an engine's loop writes it (wrapping for integers).
+trait Value: keel_kernels::Element<Sum = Self> + Copy + Default + 'static {
+    fn make(r: u64) -> Self;
+    fn plus(self, x: Self) -> Self;
+}
+
+impl Value for f64 {
+    fn make(r: u64) -> Self {
+        (r % 10_000) as f64 / 7.0
+    }
+    fn plus(self, x: Self) -> Self {
+        self + x
+    }
+}
+
+impl Value for i64 {
+    fn make(r: u64) -> Self {
+        (r % 10_000) as i64 - 5_000
+    }
+    fn plus(self, x: Self) -> Self {
+        self.wrapping_add(x)
+    }
+}
+
 /// The fused scalar loop an engine writes: one pass, count and sum.
 #[inline(never)]
-fn fused(codes: &[u8], v: &[f64], sums: &mut [f64; 256], counts: &mut [u64; 256]) {
+fn fused<T: Value>(codes: &[u8], v: &[T], sums: &mut [T; 256], counts: &mut [u64; 256]) {
     for (&c, &x) in codes.iter().zip(v) {
-        sums[usize::from(c)] += x;
+        sums[usize::from(c)] = sums[usize::from(c)].plus(x);
         counts[usize::from(c)] += 1;
     }
 }
 
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
+    grouped_typed::<f64>(a, rows);
+    grouped_typed::<i64>(a, rows);
+}
+
+/// Grouped sum of `T` by a `u8` code over 3, 16 and 256 groups.
+fn grouped_typed<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>) {
     let n = 1 << 20;
-    let v: Vec<f64> = rng(n, 5)
-        .iter()
-        .map(|&r| (r % 10_000) as f64 / 7.0)
-        .collect();
+    let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
     for groups in [3u64, 16, 256] {
         let codes: Vec<u8> = rng(n, 9).iter().map(|&r| (r % groups) as u8).collect();
         let layout = Groups::u8(256).unwrap();
         let mut c = vec![
             Contender::new("keel", || {
                 ns_per_row(n, || {
-                    let mut t = GroupTable::<f64>::new(layout, 1, Aggs::SUM).unwrap();
+                    let mut t = GroupTable::<T>::new(layout, 1, Aggs::SUM).unwrap();
                     t.add(Keys::U8(black_box(&codes)), &[black_box(&v)], None)
                         .unwrap();
                     black_box(t.count(0));
@@ -243,14 +271,14 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
             }),
             Contender::new("fused loop", || {
                 ns_per_row(n, || {
-                    let (mut s, mut c) = ([0.0; 256], [0u64; 256]);
+                    let (mut s, mut c) = ([T::default(); 256], [0u64; 256]);
                     fused(black_box(&codes), black_box(&v), &mut s, &mut c);
                     black_box((s, c));
                 })
             }),
             Contender::new("read pass", || {
-                // SAFETY: f64 has no padding and u8 no alignment: the
-                // same memory as bytes.
+                // SAFETY: the value types have no padding and u8 no
+                // alignment: the same memory as bytes.
                 let vb = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), 8 * n) };
                 ns_per_row(n, || {
                     black_box(
@@ -260,10 +288,10 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
             }),
             Contender::new("HashMap", || {
                 ns_per_row(n, || {
-                    let mut m: HashMap<u8, (f64, u64)> = HashMap::new();
+                    let mut m: HashMap<u8, (T, u64)> = HashMap::new();
                     for (&k, &x) in black_box(&codes).iter().zip(black_box(&v)) {
-                        let e = m.entry(k).or_insert((0.0, 0));
-                        e.0 += x;
+                        let e = m.entry(k).or_insert((T::default(), 0));
+                        e.0 = e.0.plus(x);
                         e.1 += 1;
                     }
                     black_box(m.len());
@@ -272,7 +300,10 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
         ];
         let m = interleave(a.rounds, &mut c);
         rows.push(vec![
-            format!("grouped f64 sum, {groups} groups"),
+            format!(
+                "grouped {} sum, {groups} groups",
+                <T as keel_kernels::Num>::NAME
+            ),
             "1 Mi rows".into(),
             format!("{:.3} ns/row", m[0]),
             format!("{:.3} / {:.3} ns/row", m[1], m[3]),

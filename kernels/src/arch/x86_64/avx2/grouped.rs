@@ -20,11 +20,9 @@
 //! the first slots seen among them join the hot set after each chunk; when
 //! the hot set is full and other slots still hold more than an eighth of a
 //! chunk's rows, the rest of the call takes the cold leaf (`cold::rest`,
-//! as the AVX-512 leaf does) for floats, and for integers the partial sums
-//! of `scalar::grouped::add_sums_ilp` (over at most 64 slots) or the
-//! scalar twin; so does a call whose first rows already spread over more
-//! slots than the registers hold (integers: the other levels' path). A
-//! column's last partial block takes the twin. So each float lane takes
+//! as the AVX-512 leaf does), and so does a call whose first rows already
+//! spread over more slots than the registers hold. A column's last
+//! partial block takes the twin. So each float lane takes
 //! its rows in row order, and sums equal the twin's bit for bit; integer
 //! sums wrap, so any order gives the twin's.
 
@@ -421,10 +419,7 @@ unsafe fn col_pass<T: Lanes4, const H: usize, const C: usize>(
 }
 
 /// Adds the rows `m` counts to their slots' counts and sums (see the
-/// module docs); `false`, with nothing done, when an integer table's call
-/// spreads over more slots than the registers hold from its first rows
-/// (the caller then takes the path of the levels without a leaf; a float
-/// table's takes the cold leaf).
+/// module docs).
 ///
 /// # Safety
 /// The CPU supports AVX2; `keys` is `U8` or `Pair` and, like every column
@@ -441,7 +436,7 @@ pub(crate) unsafe fn sum<T: Lanes4>(
     weights: Weights<'_, '_>,
     m: RowMask<'_>,
     n: usize,
-) -> bool {
+) {
     debug_assert_eq!(t.lanes, if T::FLOAT { 8 } else { 1 });
     let full = n / 64;
     let (mut hot, mut n_hot) = if t.counts.len() <= HOT {
@@ -450,12 +445,9 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         seed_hot(&keys, m, n)
     };
     if n_hot == HOT && spreads(&keys, m, n, (&hot, n_hot)) {
-        if !T::FLOAT {
-            return false;
-        }
         // SAFETY: the leaf's contract, and 0 is a block start.
         unsafe { cold_from(t, keys, (values, weights), m, (0, n)) };
-        return true;
+        return;
     }
     let pf = crate::cpu::grouped_prefetch();
     let mut masks = [[[0u8; 64]; HOT]; CHUNK_BLOCKS];
@@ -547,34 +539,30 @@ pub(crate) unsafe fn sum<T: Lanes4>(
         c0 = c1;
         if stop && c0 < full {
             // The rest of the call, the hot set no longer covering its
-            // rows: the cold leaf for floats, the partial sums where the
-            // layout fits them for integers.
-            if T::FLOAT {
-                // SAFETY: the leaf's contract; `c0 * 64` is a block start.
-                unsafe { cold_from(t, keys, (values, weights), m, (c0 * 64, n)) };
-            } else {
-                rest(t, keys, (values, weights), m, (c0 * 64, n), true);
-            }
-            return true;
+            // rows: the cold leaf.
+            // SAFETY: the leaf's contract; `c0 * 64` is a block start.
+            unsafe { cold_from(t, keys, (values, weights), m, (c0 * 64, n)) };
+            return;
         }
     }
     // The rows past the last full block (under 64): the twin, which sets
-    // nothing up (the partial sums clear and fold a table's worth).
+    // nothing up (the cold leaf's pairs clear and fold a table's worth).
     if full * 64 < n {
-        rest(t, keys, (values, weights), m, (full * 64, n), false);
+        tail(t, keys, (values, weights), m, (full * 64, n));
     }
-    true
 }
 
 /// The rows `m` counts in `start..n` (`start` a multiple of 64) by the
 /// cold leaf (`cold::rest`): each row's value and a count of one added to
 /// its slot's pair in a scratch table where the layout fits it
 /// (`pairs_pay`), else to the table in place. A float table's lanes take
-/// their rows in order there, as in the twin, which runs a pass for the
-/// counts and one a column over 8 lanes a slot (0.53x the fused loop at 16
-/// and 256 groups on an Intel model 167,
-/// `bench/results/2026-12-07-kernels-grouped-avx2-cold-intel.md`). Out of
-/// line, as [`rest`].
+/// their rows in order there, as in the twin. Where this leaf handed such
+/// rows to the twin (floats: a pass for the counts and one a column over
+/// 8 lanes a slot) or to `add_sums_ilp` (integers over at most 64 slots),
+/// 16 and 256 groups ran at 0.45-0.53x the fused loop on an Intel model
+/// 167, here 1.09-1.17x
+/// (`bench/results/2026-12-07-kernels-grouped-avx2-cold-intel.md`). Out of
+/// line, as [`tail`].
 ///
 /// # Safety
 /// As [`sum`]; `start` is a multiple of 64.
@@ -600,21 +588,15 @@ unsafe fn cold_from<T: Lanes4>(
     }
 }
 
-/// The rows `m` counts in `start..n` (`start` a multiple of 64) without the
-/// leaf: with `partial`, the one walk of `add_sums_ilp` where it applies,
-/// else (and for a last partial block, which that walk's setup would
-/// outweigh) the scalar twin. Out of line: the leaf's body stays its own
-/// loops.
+/// The rows `m` counts in `start..n` (a last partial block) by the scalar
+/// twin. Out of line: the leaf's body stays its own loops.
 #[inline(never)]
-fn rest<T: Num>(
+fn tail<T: Num>(
     t: &mut Table<'_, T>,
     keys: KeyCols<'_>,
     vw: (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
     (start, n): (usize, usize),
-    partial: bool,
 ) {
-    if !(partial && crate::arch::scalar::grouped::add_sums_ilp(t, keys, vw, m, start, n)) {
-        crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
-    }
+    crate::arch::scalar::grouped::add_range(t, keys, vw, m, start, n);
 }
