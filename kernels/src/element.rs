@@ -139,6 +139,24 @@ macro_rules! element {
                 m: RowMask<'_>,
             ) -> bool {
                 $(
+                    // Two-byte codes have no register leaf: at the AVX2 and
+                    // AVX-512 levels the cold leaf takes the whole call.
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    if matches!(keys, crate::arch::scalar::grouped::KeyCols::U16(_))
+                        && matches!(k.level(), crate::cpu::Level::Avx512 | crate::cpu::Level::Avx2)
+                    {
+                        let n = values.first().map_or(0, |c| c.len());
+                        // SAFETY: the safe layer checked the keys (each in
+                        // the layout), the lengths and the mask, and made a
+                        // sums-only table with 8 lanes for floats, 1 for
+                        // integers; 0 is a block start.
+                        unsafe {
+                            crate::arch::x86_64::cold::rest_from(
+                                table, keys, (values, weights), m, (0, n),
+                            )
+                        };
+                        return true;
+                    }
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if k.level() == crate::cpu::Level::Avx512 {
                         let n = values.first().map_or(0, |c| c.len());

@@ -702,9 +702,7 @@ impl Kernels {
         }
         let k = table.groups.check(keys, n)?;
         let resolved = mask.resolve(n)?;
-        let simd = table.aggs == Aggs::SUM
-            && !matches!(k, KeyCols::U16(_))
-            && (T::SUM_LANES == 1 || table.lanes == 8);
+        let simd = table.aggs == Aggs::SUM && (T::SUM_LANES == 1 || table.lanes == 8);
         let mut t = table.view();
         match resolved {
             Resolved::Bits(m) => {

@@ -5,8 +5,10 @@
 //!   `UInt8Array`/`UInt16Array`, in cache and at 128 Mi rows, where a
 //!   read-only pass over the same column (the ceiling loop) is the
 //!   bandwidth yardstick, measured in the same rounds;
-//! * grouped sum of f64 by a u8 code (3, 16, 256 groups, 1 Mi rows)
-//!   against a fused scalar loop and a `std::collections::HashMap` group-by;
+//! * grouped sum of f64 and of i64 by a u8 code (3, 16, 256 groups, 1 Mi
+//!   rows) against a fused scalar loop and a `std::collections::HashMap`
+//!   group-by, and by a u16 code (256 groups; i64 also 4096) against the
+//!   fused loop;
 //! * HyperLogLog add of the keys a selection bitmap picks against
 //!   `select_into` + `gather` + add.
 //!
@@ -248,9 +250,72 @@ fn fused<T: Value>(codes: &[u8], v: &[T], sums: &mut [T; 256], counts: &mut [u64
     }
 }
 
+/// The fused loop over two-byte codes (tables of `groups` slots).
+#[inline(never)]
+fn fused16<T: Value>(codes: &[u16], v: &[T], sums: &mut [T], counts: &mut [u64]) {
+    for (&c, &x) in codes.iter().zip(v) {
+        sums[usize::from(c)] = sums[usize::from(c)].plus(x);
+        counts[usize::from(c)] += 1;
+    }
+}
+
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     grouped_typed::<f64>(a, rows);
     grouped_typed::<i64>(a, rows);
+    grouped_u16::<f64>(a, rows, &[256]);
+    grouped_u16::<i64>(a, rows, &[256, 4096]);
+}
+
+/// Grouped sum of `T` by a `u16` code (a dictionary's keys) over each of
+/// `groups`, in a layout of exactly that many slots; `f64` tables past
+/// 256 slots keep one lane and take the scalar twin at every level, so
+/// only `i64` runs past it.
+fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[usize]) {
+    let n = 1 << 20;
+    let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
+    for &g in groups {
+        let codes: Vec<u16> = rng(n, 9).iter().map(|&r| (r % g as u64) as u16).collect();
+        let layout = Groups::u16(g).unwrap();
+        let mut c = vec![
+            Contender::new("keel", || {
+                ns_per_row(n, || {
+                    let mut t = GroupTable::<T>::new(layout, 1, Aggs::SUM).unwrap();
+                    t.add(Keys::U16(black_box(&codes)), &[black_box(&v)], None)
+                        .unwrap();
+                    black_box(t.count(0));
+                })
+            }),
+            Contender::new("fused loop", || {
+                ns_per_row(n, || {
+                    let (mut s, mut c) = (vec![T::default(); g], vec![0u64; g]);
+                    fused16(black_box(&codes), black_box(&v), &mut s, &mut c);
+                    black_box((s, c));
+                })
+            }),
+            Contender::new("read pass", || {
+                // SAFETY: the value types and u16 have no padding: the
+                // same memory as bytes.
+                let vb = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), 8 * n) };
+                let cb = unsafe { std::slice::from_raw_parts(codes.as_ptr().cast::<u8>(), 2 * n) };
+                ns_per_row(n, || {
+                    black_box(read_pass::<512>(black_box(cb)) ^ read_pass::<512>(black_box(vb)));
+                })
+            }),
+        ];
+        let m = interleave(a.rounds, &mut c);
+        rows.push(vec![
+            format!(
+                "grouped {} sum by u16, {g} groups",
+                <T as keel_kernels::Num>::NAME
+            ),
+            "1 Mi rows".into(),
+            format!("{:.3} ns/row", m[0]),
+            format!("{:.3} ns/row", m[1]),
+            format!("{:.2}x", m[1] / m[0]),
+            format!("{:.3} ns/row ({:.2})", m[2], m[2] / m[0]),
+        ]);
+        eprintln!("{:?}", rows.last().unwrap());
+    }
 }
 
 /// Grouped sum of `T` by a `u8` code over 3, 16 and 256 groups.

@@ -1,8 +1,9 @@
 //! The x86-64 grouped sums' cold leaf (AVX2 and AVX-512): the rest of a
 //! call whose rows spread over more slots than a leaf keeps in registers,
-//! each row's value and a count of one added to its slot's sum and count
-//! pair, one load and one store a row (SSE2 and scalar code, inlined into
-//! the leaves).
+//! and the whole of a call over two-byte codes (which have no register
+//! leaf), each row's value and a count of one added to its slot's sum and
+//! count pair, one load and one store a row (SSE2 and scalar code, inlined
+//! into the AVX-512 leaves, out of line in [`rest_from`]).
 
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
@@ -75,8 +76,13 @@ impl Bits64 for f64 {
 /// wrapping.
 ///
 /// # Safety
-/// As the calling leaf (AVX2 or AVX-512), with keys `U8` or `Pair`, `start` a multiple of
-/// 64 (or `n`), and (pairs) `t.counts.len() <= PAIR_SLOTS`.
+/// Keys (any form) and every column of `values` have `n` rows, each key
+/// in the table's layout; `m` covers `n` rows; `t` keeps sums and
+/// neither min nor max, with 8 lanes for floats and 1 for integers;
+/// `weights` is empty or has one entry per column, each weight column `n`
+/// rows; `start` is a multiple of 64 (or `n`); and (pairs)
+/// `t.counts.len() <= PAIR_SLOTS`. (SSE2 is all it runs: the leaves
+/// inline it, [`rest_from`] does not.)
 #[inline(always)]
 #[allow(clippy::type_complexity)]
 pub(crate) unsafe fn rest<T: Num, const DIRECT: bool>(
@@ -194,6 +200,12 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool>(
                                 add(slot, i0 + r, term0(i0 + r));
                             }
                         }
+                        KeyCols::U16(k) => {
+                            for r in 0..8 {
+                                let slot = usize::from(*k.as_ptr().add(i0 + r));
+                                add(slot, i0 + r, term0(i0 + r));
+                            }
+                        }
                         _ => {
                             for r in 0..8 {
                                 add(keys.slot(i0 + r), i0 + r, term0(i0 + r));
@@ -247,6 +259,36 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool>(
                 *sums_at.add(at) = fold;
             }
             *counts.add(slot) += count;
+        }
+    }
+}
+
+/// [`rest`] over the rows `m` counts in `start..n`, its pairs where they
+/// pay ([`pairs_pay`]), else the table in place: the AVX2 leaf's hand-off,
+/// and the AVX2 and AVX-512 levels' sums over two-byte codes, which have
+/// no register leaf. Out of line, so that a caller's loops stay its own.
+///
+/// # Safety
+/// As [`rest`] (without the pairs' bound, which this checks).
+#[inline(never)]
+pub(crate) unsafe fn rest_from<T: Num>(
+    t: &mut Table<'_, T>,
+    keys: KeyCols<'_>,
+    vw: (&[&[T]], Weights<'_, '_>),
+    m: RowMask<'_>,
+    (start, n): (usize, usize),
+) where
+    T::Sum: Bits64,
+{
+    let pairs = pairs_pay(t.counts, n - start);
+    let args = (t, keys, vw, m, start, n);
+    // SAFETY: forwarded contract; the pairs run only for a layout the
+    // scratch holds.
+    unsafe {
+        if pairs {
+            rest::<T, false>(args)
+        } else {
+            rest::<T, true>(args)
         }
     }
 }

@@ -29,7 +29,7 @@
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 use crate::arch::scalar::grouped::{KeyCols, Table, Weights};
-use crate::arch::x86_64::cold::{self, Bits64, pairs_pay};
+use crate::arch::x86_64::cold::{self, Bits64};
 use crate::arch::x86_64::hot::{ChunkA, HOT, HotKey, every_slot, seed_hot, spreads};
 use core::arch::x86_64::*;
 
@@ -446,7 +446,7 @@ pub(crate) unsafe fn sum<T: Lanes4>(
     };
     if n_hot == HOT && spreads(&keys, m, n, (&hot, n_hot)) {
         // SAFETY: the leaf's contract, and 0 is a block start.
-        unsafe { cold_from(t, keys, (values, weights), m, (0, n)) };
+        unsafe { cold::rest_from(t, keys, (values, weights), m, (0, n)) };
         return;
     }
     let pf = crate::cpu::grouped_prefetch();
@@ -541,7 +541,7 @@ pub(crate) unsafe fn sum<T: Lanes4>(
             // The rest of the call, the hot set no longer covering its
             // rows: the cold leaf.
             // SAFETY: the leaf's contract; `c0 * 64` is a block start.
-            unsafe { cold_from(t, keys, (values, weights), m, (c0 * 64, n)) };
+            unsafe { cold::rest_from(t, keys, (values, weights), m, (c0 * 64, n)) };
             return;
         }
     }
@@ -549,42 +549,6 @@ pub(crate) unsafe fn sum<T: Lanes4>(
     // nothing up (the cold leaf's pairs clear and fold a table's worth).
     if full * 64 < n {
         tail(t, keys, (values, weights), m, (full * 64, n));
-    }
-}
-
-/// The rows `m` counts in `start..n` (`start` a multiple of 64) by the
-/// cold leaf (`cold::rest`): each row's value and a count of one added to
-/// its slot's pair in a scratch table where the layout fits it
-/// (`pairs_pay`), else to the table in place. A float table's lanes take
-/// their rows in order there, as in the twin. Where this leaf handed such
-/// rows to the twin (floats: a pass for the counts and one a column over
-/// 8 lanes a slot) or to `add_sums_ilp` (integers over at most 64 slots),
-/// 16 and 256 groups ran at 0.45-0.53x the fused loop on an Intel model
-/// 167, here 1.09-1.17x
-/// (`bench/results/2026-12-07-kernels-grouped-avx2-cold-intel.md`). Out of
-/// line, as [`tail`].
-///
-/// # Safety
-/// As [`sum`]; `start` is a multiple of 64.
-#[inline(never)]
-unsafe fn cold_from<T: Lanes4>(
-    t: &mut Table<'_, T>,
-    keys: KeyCols<'_>,
-    vw: (&[&[T]], Weights<'_, '_>),
-    m: RowMask<'_>,
-    (start, n): (usize, usize),
-) {
-    let pairs = pairs_pay(t.counts, n - start);
-    let args = (t, keys, vw, m, start, n);
-    // SAFETY: forwarded contract (keys `U8` or `Pair`, each in the
-    // layout; `n` rows everywhere; 8 lanes for floats, 1 for integers);
-    // the pairs run only for a layout the scratch holds.
-    unsafe {
-        if pairs {
-            cold::rest::<T, false>(args)
-        } else {
-            cold::rest::<T, true>(args)
-        }
     }
 }
 
