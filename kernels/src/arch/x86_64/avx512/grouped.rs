@@ -260,9 +260,9 @@ macro_rules! sum_leaf {
                         // block start.
                         unsafe {
                             if pairs_pay(args.0.counts, n - c0 * 64) {
-                                cold::rest::<$t, false>(args)
+                                cold::rest::<$t, false, false>(args)
                             } else {
-                                cold::rest::<$t, true>(args)
+                                cold::rest::<$t, true, false>(args)
                             }
                         };
                     } else {
