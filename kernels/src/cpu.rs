@@ -457,7 +457,7 @@ pub(crate) fn avx2_prefetch() -> bool {
 /// 0-2% slower (`bench/results/2026-12-07-kernels-grouped-prefetch-intel.md`).
 /// Not measured on AMD CPUs, which keep the loop without it.
 #[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    not(all(target_arch = "x86_64", target_feature = "sse2", feature = "alloc")),
     allow(dead_code)
 )]
 #[inline]

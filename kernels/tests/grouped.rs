@@ -116,11 +116,44 @@ fn lengths() -> Vec<usize> {
     }
 }
 
+/// The mask kinds every grouped test runs: none, validity, validity and a
+/// selection bitmap at a bit offset, a selection vector.
+fn mask_kinds<'a>(valid: &'a [u64], sel: &'a [u64], rows: &'a [u32]) -> [Mask<'a>; 4] {
+    [
+        Mask::ALL,
+        Mask::valid(Bits::new(valid)),
+        Mask::valid(Bits::new(valid)).select(Selection::Bitmap(Bits::with_offset(sel, 5))),
+        Mask::ALL.select(Selection::Rows(rows)),
+    ]
+}
+
+/// Adds `values` by `keys` under `mask` twice (the second call onto the
+/// first's table) at the scalar twin and at each of `levels`: the first
+/// level whose table differs from the twin's.
+fn first_differing<T: Element>(
+    levels: &[Kernels],
+    (groups, aggs): (Groups, Aggs),
+    keys: Keys<'_>,
+    values: &[&[T]],
+    mask: Mask<'_>,
+) -> Option<Kernels> {
+    let table = |k: Kernels| {
+        let mut t = GroupTable::<T>::new(groups, values.len(), aggs).unwrap();
+        k.group_add(&mut t, keys, values, mask).unwrap();
+        k.group_add(&mut t, keys, values, mask).unwrap();
+        t
+    };
+    let want = table(Kernels::scalar());
+    levels
+        .iter()
+        .copied()
+        .find(|&k| !same_tables(&table(k), &want))
+}
+
 fn check_type<T: Gen>(seed: u64) {
     // The reference is the scalar twin: every other level is compared with it.
     let levels = simd_levels();
     let mut r = Rng(seed | 1);
-    let s = Kernels::scalar();
     let spreads: &[u64] = if cfg!(miri) {
         &[3]
     } else {
@@ -142,27 +175,13 @@ fn check_type<T: Gen>(seed: u64) {
                     continue;
                 }
                 let kd = key_data(layout, spread, n, &mut r);
-                let masks: [Mask<'_>; 4] = [
-                    Mask::ALL,
-                    Mask::valid(Bits::new(&valid)),
-                    Mask::valid(Bits::new(&valid))
-                        .select(Selection::Bitmap(Bits::with_offset(&sel, 5))),
-                    Mask::ALL.select(Selection::Rows(&rows)),
-                ];
-                for (mi, &mask) in masks.iter().enumerate() {
+                for (mi, mask) in mask_kinds(&valid, &sel, &rows).into_iter().enumerate() {
                     let aggs = aggs_all[(mi + layout as usize) % 3];
                     let ncols = 1 + (mi + n) % 3;
                     let values: Vec<&[T]> = cols[..ncols].iter().map(|c| &c[..]).collect();
-                    let mut want = GroupTable::<T>::new(kd.groups, ncols, aggs).unwrap();
-                    s.group_add(&mut want, kd.keys(), &values, mask).unwrap();
-                    // Twice: the second call adds onto the first.
-                    s.group_add(&mut want, kd.keys(), &values, mask).unwrap();
-                    for &k in &levels {
-                        let mut got = GroupTable::<T>::new(kd.groups, ncols, aggs).unwrap();
-                        k.group_add(&mut got, kd.keys(), &values, mask).unwrap();
-                        k.group_add(&mut got, kd.keys(), &values, mask).unwrap();
-                        assert!(
-                            same_tables(&got, &want),
+                    let bad = first_differing(&levels, (kd.groups, aggs), kd.keys(), &values, mask);
+                    if let Some(k) = bad {
+                        panic!(
                             "{} {} len {n} layout {layout} spread {spread} mask {mi} {aggs:?}",
                             k.level(),
                             T::NAME
@@ -755,6 +774,95 @@ fn group_counts_every_level_equals_scalar() {
     group_counts::<f64>(61);
     group_counts::<i64>(62);
     group_counts::<u8>(63);
+}
+
+/// Integer sums of one column over layouts past 256 slots, with rows
+/// enough a slot that the x86 levels add them into a scratch of
+/// sum-and-count pairs (4, 2 and 1 lanes a slot by the layout's size, the
+/// last on the heap) and fold it into the table: every level equals the
+/// scalar twin, over uniform and skewed codes, two-byte codes and pairs,
+/// every mask kind, a call onto a table that already holds sums, and
+/// values at the types' edges (the sums wrap).
+fn wide_layouts<T: Gen>(seed: u64) {
+    let levels = simd_levels();
+    let mut r = Rng(seed | 1);
+    let slot_counts: &[usize] = if cfg!(miri) {
+        &[300, 2049]
+    } else {
+        &[257, 600, 1500, 3000]
+    };
+    for &slots in slot_counts {
+        // Rows a slot past the scratch's threshold (16; 1 under Miri),
+        // and a partial block.
+        let n = if cfg!(miri) {
+            slots + 77
+        } else {
+            slots * 17 + 77
+        };
+        let col: Vec<T> = column(Pattern::Edges, n, seed ^ slots as u64);
+        let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
+        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
+            .map(|_| r.next() | r.next())
+            .collect();
+        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        // Under Miri skewed codes only, and two masks (one past 2048
+        // slots, where the scratch is on the heap).
+        let skews: &[bool] = if cfg!(miri) { &[true] } else { &[false, true] };
+        for &skew in skews {
+            // Skewed: nine rows in ten in slot 5.
+            let code = |r: &mut Rng| {
+                if skew && r.below(10) != 0 {
+                    5
+                } else {
+                    r.below(slots as u64)
+                }
+            };
+            let w: Vec<u16> = (0..n).map(|_| code(&mut r) as u16).collect();
+            // Pairs over `slots` slots where they factor as up to 256 by
+            // up to 250 (600 = 3 x 200, 1500 = 6 x 250, 3000 = 12 x 250).
+            let nb = (2..=250)
+                .rev()
+                .find(|b| slots % b == 0 && slots / b <= 256)
+                .unwrap_or(1);
+            let na = slots / nb;
+            let (mut a, mut b) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            for _ in 0..n {
+                let k = code(&mut r);
+                a.push((k / nb as u64) as u8);
+                b.push((k % nb as u64) as u8);
+            }
+            let mut forms = vec![(Groups::u16(slots).unwrap(), Keys::U16(&w))];
+            if nb > 1 {
+                let pair = Groups::pair(0..=(na - 1) as u8, 0..=(nb - 1) as u8).unwrap();
+                forms.push((pair, Keys::Pair(&a, &b)));
+            }
+            for (layout, keys) in forms {
+                for (mi, mask) in mask_kinds(&valid, &sel, &rows).into_iter().enumerate() {
+                    if cfg!(miri) && (mi % 3 != 0 || (slots > 2048 && mi != 0)) {
+                        continue;
+                    }
+                    let bad = first_differing(&levels, (layout, Aggs::SUM), keys, &[&col], mask);
+                    if let Some(k) = bad {
+                        panic!(
+                            "{} {} slots {slots} skew {skew} mask {mi} {layout:?}",
+                            k.level(),
+                            T::NAME
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn wide_layouts_every_level_equals_scalar() {
+    wide_layouts::<i64>(71);
+    if !cfg!(miri) {
+        wide_layouts::<u64>(72);
+        wide_layouts::<i32>(73);
+        wide_layouts::<u16>(74);
+    }
 }
 
 /// Absurd sizes and counts are errors, not panics or aborts: cells that

@@ -262,19 +262,29 @@ fn fused16<T: Value>(codes: &[u16], v: &[T], sums: &mut [T], counts: &mut [u64])
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     grouped_typed::<f64>(a, rows);
     grouped_typed::<i64>(a, rows);
-    grouped_u16::<f64>(a, rows, &[256]);
-    grouped_u16::<i64>(a, rows, &[256, 4096]);
+    grouped_u16::<f64>(a, rows, &[(256, 0)]);
+    grouped_u16::<i64>(a, rows, &[(256, 0), (4096, 0), (65_536, 0), (4096, 90)]);
 }
 
 /// Grouped sum of `T` by a `u16` code (a dictionary's keys) over each of
-/// `groups`, in a layout of exactly that many slots; `f64` tables past
-/// 256 slots keep one lane and take the scalar twin at every level, so
-/// only `i64` runs past it.
-fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[usize]) {
+/// `groups` (a count of groups, and the percentage of rows that all fall
+/// in group 5, the rest uniform), in a layout of exactly that many slots;
+/// `f64` tables past 256 slots keep one lane and take the scalar twin at
+/// every level, so only `i64` runs past it.
+fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize, u64)]) {
     let n = 1 << 20;
     let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
-    for &g in groups {
-        let codes: Vec<u16> = rng(n, 9).iter().map(|&r| (r % g as u64) as u16).collect();
+    for &(g, skew) in groups {
+        let codes: Vec<u16> = rng(n, 9)
+            .iter()
+            .map(|&r| {
+                if (r >> 40) % 100 < skew {
+                    5
+                } else {
+                    (r % g as u64) as u16
+                }
+            })
+            .collect();
         let layout = Groups::u16(g).unwrap();
         let mut c = vec![
             Contender::new("keel", || {
@@ -305,8 +315,13 @@ fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[usize]
         let m = interleave(a.rounds, &mut c);
         rows.push(vec![
             format!(
-                "grouped {} sum by u16, {g} groups",
-                <T as keel_kernels::Num>::NAME
+                "grouped {} sum by u16, {g} groups{}",
+                <T as keel_kernels::Num>::NAME,
+                if skew > 0 {
+                    format!(" ({skew}% in one)")
+                } else {
+                    String::new()
+                }
             ),
             "1 Mi rows".into(),
             format!("{:.3} ns/row", m[0]),
