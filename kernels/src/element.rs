@@ -148,14 +148,14 @@ macro_rules! element {
                         let n = values.first().map_or(0, |c| c.len());
                         // SAFETY: the safe layer checked the keys (each in
                         // the layout), the lengths and the mask, and made a
-                        // sums-only table with 8 lanes for floats, 1 for
-                        // integers; 0 is a block start.
-                        unsafe {
+                        // sums-only table (floats: 8 lanes, or one past 256
+                        // slots, which `rest_from` may leave to the twin);
+                        // 0 is a block start.
+                        return unsafe {
                             crate::arch::x86_64::cold::rest_from(
                                 table, keys, (values, weights), m, (0, n),
                             )
                         };
-                        return true;
                     }
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if k.level() == crate::cpu::Level::Avx512 {

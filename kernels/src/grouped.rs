@@ -27,9 +27,14 @@
 //!   registers (see `arch/x86_64/avx512/grouped.rs`; a layout of at most 8
 //!   slots keeps all of them there); at the AVX2 level, the same sums run
 //!   a leaf of the same plan (`arch/x86_64/avx2/grouped.rs`) while a
-//!   call's rows fall on at most eight slots; integer tables of at most 64
-//!   slots otherwise (and at NEON) keep partial sums; everything else runs
-//!   the scalar twin.
+//!   call's rows fall on at most eight slots, and a cold leaf otherwise
+//!   (`arch/x86_64/cold.rs`: each row's value and a count of one added to
+//!   its slot's sum-and-count pair in a scratch); sums by two-byte codes
+//!   run that cold leaf whole at both levels, and so do sums of one
+//!   unweighted column over more than 256 slots and at least 16 rows a
+//!   slot (floats one pair a slot, in row order); integer tables of at
+//!   most 64 slots otherwise (and at NEON) keep partial sums; everything
+//!   else runs the scalar twin.
 //!
 //! ```
 //! use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};
@@ -702,7 +707,11 @@ impl Kernels {
         }
         let k = table.groups.check(keys, n)?;
         let resolved = mask.resolve(n)?;
-        let simd = table.aggs == Aggs::SUM && (T::SUM_LANES == 1 || table.lanes == 8);
+        // Float tables of one lane (past 256 slots) only by two-byte codes:
+        // the x86 levels' cold leaf takes them (one pair a slot, in row
+        // order), the other leaves need 8 lanes.
+        let simd = table.aggs == Aggs::SUM
+            && (T::SUM_LANES == 1 || table.lanes == 8 || matches!(keys, Keys::U16(_)));
         let mut t = table.view();
         match resolved {
             Resolved::Bits(m) => {

@@ -262,15 +262,13 @@ fn fused16<T: Value>(codes: &[u16], v: &[T], sums: &mut [T], counts: &mut [u64])
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     grouped_typed::<f64>(a, rows);
     grouped_typed::<i64>(a, rows);
-    grouped_u16::<f64>(a, rows, &[(256, 0)]);
+    grouped_u16::<f64>(a, rows, &[(256, 0), (4096, 0), (4096, 90)]);
     grouped_u16::<i64>(a, rows, &[(256, 0), (4096, 0), (65_536, 0), (4096, 90)]);
 }
 
 /// Grouped sum of `T` by a `u16` code (a dictionary's keys) over each of
 /// `groups` (a count of groups, and the percentage of rows that all fall
-/// in group 5, the rest uniform), in a layout of exactly that many slots;
-/// `f64` tables past 256 slots keep one lane and take the scalar twin at
-/// every level, so only `i64` runs past it.
+/// in group 5, the rest uniform), in a layout of exactly that many slots.
 fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize, u64)]) {
     let n = 1 << 20;
     let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();

@@ -271,10 +271,13 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool, const U16: bool>(
 /// pay ([`pairs_pay`]), the wide pairs where they pay ([`wide_pays`]),
 /// else the table in place: the AVX2 leaf's hand-off, and the AVX2 and
 /// AVX-512 levels' sums over two-byte codes, which have no register leaf.
-/// Out of line, so that a caller's loops stay its own.
+/// Out of line, so that a caller's loops stay its own. A float table of
+/// one lane (past 256 slots) only the wide pairs take: else this returns
+/// `false`, the table untouched, for the scalar twin.
 ///
 /// # Safety
-/// As [`rest`] (without the pairs' bound, which this checks).
+/// As [`rest`] (without the pairs' bound, which this checks), except that
+/// a float table may have one lane.
 #[inline(never)]
 pub(crate) unsafe fn rest_from<T: Num>(
     t: &mut Table<'_, T>,
@@ -282,25 +285,28 @@ pub(crate) unsafe fn rest_from<T: Num>(
     vw: (&[&[T]], Weights<'_, '_>),
     m: RowMask<'_>,
     (start, n): (usize, usize),
-) where
+) -> bool
+where
     T::Sum: Bits64,
 {
     let rows = n - start;
     let u16 = matches!(keys, KeyCols::U16(_));
-    if pairs_pay(t.counts, rows) {
+    let float = T::SUM_LANES != 1;
+    if pairs_pay(t.counts, rows) && !(float && t.lanes == 1) {
         // SAFETY: forwarded contract; the layout fits the scratch.
-        return unsafe {
+        unsafe {
             if u16 {
                 rest::<T, false, true>((t, keys, vw, m, start, n))
             } else {
                 rest::<T, false, false>((t, keys, vw, m, start, n))
             }
-        };
+        }
+        return true;
     }
     let one = vw.0.len() == 1 && vw.1.first().copied().flatten().is_none();
-    if T::SUM_LANES == 1 && one && wide_pays(t.counts.len(), rows) {
+    if one && wide_pays(t.counts.len(), rows) && (!float || t.lanes == 1) {
         let slots = t.counts.len();
-        let lanes = wide_lanes(slots);
+        let lanes = if float { 1 } else { wide_lanes(slots) };
         let mut stack = core::mem::MaybeUninit::<[[i64; 2]; PAIR_SLOTS * 8]>::uninit();
         #[cfg(feature = "alloc")]
         let mut heap = alloc::vec::Vec::new();
@@ -325,8 +331,9 @@ pub(crate) unsafe fn rest_from<T: Num>(
         };
         if !pairs.is_empty() {
             let col = vw.0[0];
-            // SAFETY: forwarded contract: integer sums of one unweighted
-            // column; `pairs` holds `lanes` pairs a slot, zeroed.
+            // SAFETY: forwarded contract: sums of one unweighted column,
+            // integers or floats of one lane; `pairs` holds `lanes` pairs a
+            // slot, zeroed, one for floats.
             unsafe {
                 match keys {
                     KeyCols::U16(k) => wide_in(
@@ -339,8 +346,11 @@ pub(crate) unsafe fn rest_from<T: Num>(
                     _ => wide_in(t, |i| keys.slot(i), (col, m, start, n), pairs, lanes),
                 }
             }
-            return;
+            return true;
         }
+    }
+    if float && t.lanes == 1 {
+        return false;
     }
     // SAFETY: forwarded contract.
     unsafe {
@@ -350,6 +360,7 @@ pub(crate) unsafe fn rest_from<T: Num>(
             rest::<T, true, false>((t, keys, vw, m, start, n))
         }
     }
+    true
 }
 
 /// Rows a slot must have ahead for the wide pairs to pay (their scratch
@@ -362,8 +373,8 @@ pub(crate) fn wide_pays(slots: usize, rows: usize) -> bool {
     slots > PAIR_SLOTS && rows >= slots.saturating_mul(WIDE_ROWS)
 }
 
-/// [`wide`]'s lanes a slot: as many as keep its scratch in 32 KiB (the
-/// pairs' stack scratch), a power of two from 1 to 8.
+/// [`wide`]'s lanes a slot for integer sums: as many as keep its scratch
+/// in 32 KiB (the pairs' stack scratch), a power of two from 1 to 8.
 fn wide_lanes(slots: usize) -> usize {
     let l = (PAIR_SLOTS * 8 / slots.max(1)).clamp(1, 8);
     1 << l.ilog2()
@@ -395,24 +406,28 @@ unsafe fn wide_in<T: Num>(
     }
 }
 
-/// Integer sums of one unweighted column over a layout of more than
-/// [`PAIR_SLOTS`] slots: each row's value and a count of one added to its
-/// slot's 128-bit pair in `pairs` (one load, add and store a row, where
-/// the table in place, its sum and count on two lines, takes two
-/// read-modify-writes: 0.6 against 0.96 ns a row over 4096 uniform
-/// two-byte codes on the Xeon model 167), folded into the table at the
-/// end. A slot has `LANES` lanes ([`wide_lanes`]; row `i`'s lane
-/// `i % LANES`), so that a slot taking most rows does not wait on its own
-/// store row after row while the scratch stays within 32 KiB: 4 from 257
-/// slots, 2 from 513, 1 from 1025, the scratch on the heap from 2049 (one
-/// lane a slot: over 4096 slots two lanes ran 0.84 ns a row uniform where
-/// one ran 0.60). Integer sums wrap, so the lanes' order changes no bit.
+/// Sums of one unweighted column over a layout of more than [`PAIR_SLOTS`]
+/// slots: each row's value and a count of one added to its slot's 128-bit
+/// pair in `pairs` (one load, add and store a row, where the table in
+/// place, its sum and count on two lines, takes two read-modify-writes: 0.6
+/// against 0.96 ns a row over 4096 uniform two-byte codes on the Xeon model
+/// 167), then the pairs go into the table. Integer sums give a slot `LANES`
+/// lanes ([`wide_lanes`]; row `i`'s lane `i % LANES`), so that a slot
+/// taking most rows does not wait on its own store row after row while the
+/// scratch stays within 32 KiB: 4 from 257 slots, 2 from 513, 1 from 1025,
+/// the scratch on the heap from 2049 (one lane a slot: over 4096 slots two
+/// lanes ran 0.84 ns a row uniform where one ran 0.60); they wrap, so the
+/// lanes' order changes no bit, and the pairs start from 0 and add into the
+/// table. Float sums (the table's one lane past 256 slots) keep one lane,
+/// started from the table's sum, their count as `1.0` beside the sum so
+/// that one add moves both, so each slot adds its rows in row order onto
+/// the table's sum: the scalar twin's bits.
 ///
 /// # Safety
 /// As [`rest`]: `slot(i)` is in `t`'s layout for every row below `n`;
 /// `col` has `n` rows and `m` covers them; `start` is a multiple of 64 (or
-/// `n`); `t` keeps integer sums (one lane) of one column, and neither min
-/// nor max; `pairs` holds `LANES` zeroed pairs a slot.
+/// `n`); `t` keeps sums of one column in one lane, and neither min nor
+/// max; `pairs` holds `LANES` zeroed pairs a slot, `LANES` 1 for floats.
 #[inline(always)]
 unsafe fn wide<T: Num, const LANES: usize>(
     t: &mut Table<'_, T>,
@@ -424,9 +439,20 @@ unsafe fn wide<T: Num, const LANES: usize>(
 ) where
     T::Sum: Bits64,
 {
-    let lanes = LANES;
-    debug_assert!(T::SUM_LANES == 1 && t.lanes == 1 && t.columns == 1);
-    debug_assert_eq!(pairs.len(), t.counts.len() * lanes);
+    let float = T::SUM_LANES != 1;
+    debug_assert!(t.lanes == 1 && t.columns == 1 && (!float || LANES == 1));
+    debug_assert_eq!(pairs.len(), t.counts.len() * LANES);
+    // Every sum type here is 8 bytes, read as i64 bits.
+    let sums = t.sums.as_mut_ptr().cast::<i64>();
+    if float {
+        // A float slot's lane starts from the table's sum, so each row adds
+        // onto it in row order; integer pairs start from 0 and are added
+        // to the table at the end.
+        for (s, p) in pairs.iter_mut().enumerate() {
+            // SAFETY: `s` is below the layout's slots, one lane a slot.
+            p[0] = unsafe { *sums.add(s) };
+        }
+    }
     let base = pairs.as_mut_ptr();
     let colp = col.as_ptr();
     // SAFETY: SSE2 is part of x86-64; every slot is in the layout (the
@@ -434,21 +460,31 @@ unsafe fn wide<T: Num, const LANES: usize>(
     // exists in `col`.
     let row = |i: usize| unsafe {
         let p = base
-            .add(slot(i) * lanes + (i & (lanes - 1)))
+            .add(slot(i) * LANES + (i & (LANES - 1)))
             .cast::<__m128i>();
         let x = Bits64::pair(T::widen(*colp.add(i)));
-        _mm_storeu_si128(p, _mm_add_epi64(_mm_loadu_si128(p), x));
+        let a = _mm_loadu_si128(p);
+        let sum = if float {
+            _mm_castpd_si128(_mm_add_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(x)))
+        } else {
+            _mm_add_epi64(a, x)
+        };
+        _mm_storeu_si128(p, sum);
     };
     each_row(m, start, n, row);
-    let sums = t.sums.as_mut_ptr().cast::<i64>();
-    for (s, p) in pairs.chunks_exact(lanes).enumerate() {
-        let (sum, count) = p.iter().fold((0i64, 0u64), |(a, c), q| {
-            (a.wrapping_add(q[0]), c + q[1] as u64)
-        });
-        // SAFETY: `s` is below the layout's slots; integer sums are 8
-        // bytes, one lane a slot.
-        unsafe { *sums.add(s) = (*sums.add(s)).wrapping_add(sum) };
-        t.counts[s] += count;
+    for (s, p) in pairs.chunks_exact(LANES).enumerate() {
+        // SAFETY: `s` is below the layout's slots, one lane a slot.
+        let sum = unsafe { &mut *sums.add(s) };
+        if float {
+            *sum = p[0][0];
+            t.counts[s] += f64::from_bits(p[0][1] as u64) as u64;
+        } else {
+            for q in p {
+                // Integer lanes wrap.
+                *sum = sum.wrapping_add(q[0]);
+                t.counts[s] += q[1] as u64;
+            }
+        }
     }
 }
 

@@ -446,7 +446,9 @@ pub(crate) unsafe fn sum<T: Lanes4>(
     };
     if n_hot == HOT && spreads(&keys, m, n, (&hot, n_hot)) {
         // SAFETY: the leaf's contract, and 0 is a block start.
-        unsafe { cold::rest_from(t, keys, (values, weights), m, (0, n)) };
+        let done = unsafe { cold::rest_from(t, keys, (values, weights), m, (0, n)) };
+        // Float tables here have 8 lanes: taken whole.
+        debug_assert!(done);
         return;
     }
     let pf = crate::cpu::grouped_prefetch();
@@ -541,7 +543,8 @@ pub(crate) unsafe fn sum<T: Lanes4>(
             // The rest of the call, the hot set no longer covering its
             // rows: the cold leaf.
             // SAFETY: the leaf's contract; `c0 * 64` is a block start.
-            unsafe { cold::rest_from(t, keys, (values, weights), m, (c0 * 64, n)) };
+            let done = unsafe { cold::rest_from(t, keys, (values, weights), m, (c0 * 64, n)) };
+            debug_assert!(done);
             return;
         }
     }
