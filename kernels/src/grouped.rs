@@ -30,9 +30,9 @@
 //!   call's rows fall on at most eight slots, and a cold leaf otherwise
 //!   (`arch/x86_64/cold.rs`: each row's value and a count of one added to
 //!   its slot's sum-and-count pair in a scratch); sums by two-byte codes
-//!   run that cold leaf whole at both levels, and so do sums of one
-//!   unweighted column over more than 256 slots and at least 16 rows a
-//!   slot (floats one pair a slot, in row order); integer tables of at
+//!   run that cold leaf whole at both levels, and so do sums of one to
+//!   four unweighted columns over more than 256 slots and at least 16 rows
+//!   a slot (floats one pair a slot, in row order); integer tables of at
 //!   most 64 slots otherwise (and at NEON) keep partial sums; everything
 //!   else runs the scalar twin.
 //!

@@ -776,10 +776,12 @@ fn group_counts_every_level_equals_scalar() {
     group_counts::<u8>(63);
 }
 
-/// Sums of one column over layouts past 256 slots, with rows enough a
-/// slot that the x86 levels add them into a scratch of sum-and-count pairs
-/// (integers 4, 2 and 1 lanes a slot by the layout's size, the last on the
-/// heap; floats one, by two-byte codes) and write it back to the table:
+/// Sums of one to four columns over layouts past 256 slots, with rows
+/// enough a slot that the x86 levels add them into a scratch of
+/// sum-and-count pairs (one integer column 4, 2 and 1 lanes a slot by the
+/// layout's size, the last on the heap; floats, by two-byte codes, and
+/// several columns one) and write it back to the table (five columns: the
+/// table in place):
 /// every level equals the scalar twin bit for bit, over uniform and skewed
 /// codes, two-byte codes and pairs, every mask kind, a call onto a table
 /// that already holds sums, and values at the types' edges (integer sums
@@ -800,7 +802,9 @@ fn wide_layouts<T: Gen>(seed: u64, miri_slots: &[usize]) {
         } else {
             slots * 17 + 77
         };
-        let col: Vec<T> = column(Pattern::Edges, n, seed ^ slots as u64);
+        let cols: Vec<Vec<T>> = (0..5)
+            .map(|c| column(Pattern::Edges, n, seed ^ (slots as u64) << 3 ^ c))
+            .collect();
         let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
         let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
             .map(|_| r.next() | r.next())
@@ -842,13 +846,22 @@ fn wide_layouts<T: Gen>(seed: u64, miri_slots: &[usize]) {
                     if cfg!(miri) && (mi % 3 != 0 || (slots > 2048 && mi != 0)) {
                         continue;
                     }
-                    let bad = first_differing(&levels, (layout, Aggs::SUM), keys, &[&col], mask);
-                    if let Some(k) = bad {
-                        panic!(
-                            "{} {} slots {slots} skew {skew} mask {mi} {layout:?}",
-                            k.level(),
-                            T::NAME
-                        );
+                    // One to four columns take the pairs, five the table in
+                    // place; under Miri one count a mask.
+                    for ncols in 1..=5 {
+                        if cfg!(miri) && ncols != 1 + (mi + slots) % 4 {
+                            continue;
+                        }
+                        let values: Vec<&[T]> = cols[..ncols].iter().map(|c| &c[..]).collect();
+                        let bad =
+                            first_differing(&levels, (layout, Aggs::SUM), keys, &values, mask);
+                        if let Some(k) = bad {
+                            panic!(
+                                "{} {} slots {slots} skew {skew} mask {mi} {ncols} columns {layout:?}",
+                                k.level(),
+                                T::NAME
+                            );
+                        }
                     }
                 }
             }

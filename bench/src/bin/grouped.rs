@@ -259,20 +259,45 @@ fn fused16<T: Value>(codes: &[u16], v: &[T], sums: &mut [T], counts: &mut [u64])
     }
 }
 
+/// [`fused16`] over two value columns.
+#[inline(never)]
+fn fused16_2<T: Value>(codes: &[u16], v: [&[T]; 2], sums: [&mut [T]; 2], counts: &mut [u64]) {
+    let [s0, s1] = sums;
+    for ((&c, &x), &y) in codes.iter().zip(v[0]).zip(v[1]) {
+        let k = usize::from(c);
+        s0[k] = s0[k].plus(x);
+        s1[k] = s1[k].plus(y);
+        counts[k] += 1;
+    }
+}
+
 fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
     grouped_typed::<f64>(a, rows);
     grouped_typed::<i64>(a, rows);
-    grouped_u16::<f64>(a, rows, &[(256, 0), (4096, 0), (4096, 90)]);
-    grouped_u16::<i64>(a, rows, &[(256, 0), (4096, 0), (65_536, 0), (4096, 90)]);
+    grouped_u16::<f64>(
+        a,
+        rows,
+        &[(256, 0, 1), (4096, 0, 1), (4096, 90, 1), (1024, 0, 2)],
+    );
+    let i64_rows = [
+        (256, 0, 1),
+        (4096, 0, 1),
+        (65_536, 0, 1),
+        (4096, 90, 1),
+        (1024, 0, 2),
+    ];
+    grouped_u16::<i64>(a, rows, &i64_rows);
 }
 
 /// Grouped sum of `T` by a `u16` code (a dictionary's keys) over each of
-/// `groups` (a count of groups, and the percentage of rows that all fall
-/// in group 5, the rest uniform), in a layout of exactly that many slots.
-fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize, u64)]) {
+/// `groups` (a count of groups, the percentage of rows that all fall in
+/// group 5, the rest uniform, and the value columns, 1 or 2), in a layout
+/// of exactly that many slots.
+fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize, u64, usize)]) {
     let n = 1 << 20;
     let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
-    for &(g, skew) in groups {
+    let v2: Vec<T> = rng(n, 7).iter().map(|&r| T::make(r)).collect();
+    for &(g, skew, cols) in groups {
         let codes: Vec<u16> = rng(n, 9)
             .iter()
             .map(|&r| {
@@ -287,34 +312,50 @@ fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize
         let mut c = vec![
             Contender::new("keel", || {
                 ns_per_row(n, || {
-                    let mut t = GroupTable::<T>::new(layout, 1, Aggs::SUM).unwrap();
-                    t.add(Keys::U16(black_box(&codes)), &[black_box(&v)], None)
+                    let mut t = GroupTable::<T>::new(layout, cols, Aggs::SUM).unwrap();
+                    let values: [&[T]; 2] = [black_box(&v), black_box(&v2)];
+                    t.add(Keys::U16(black_box(&codes)), &values[..cols], None)
                         .unwrap();
                     black_box(t.count(0));
                 })
             }),
             Contender::new("fused loop", || {
                 ns_per_row(n, || {
-                    let (mut s, mut c) = (vec![T::default(); g], vec![0u64; g]);
-                    fused16(black_box(&codes), black_box(&v), &mut s, &mut c);
-                    black_box((s, c));
+                    let (mut s, mut s2, mut c) =
+                        (vec![T::default(); g], vec![T::default(); g], vec![0u64; g]);
+                    if cols == 1 {
+                        fused16(black_box(&codes), black_box(&v), &mut s, &mut c);
+                    } else {
+                        let values = [black_box(&v[..]), black_box(&v2[..])];
+                        fused16_2(black_box(&codes), values, [&mut s, &mut s2], &mut c);
+                    }
+                    black_box((s, s2, c));
                 })
             }),
             Contender::new("read pass", || {
                 // SAFETY: the value types and u16 have no padding: the
                 // same memory as bytes.
                 let vb = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), 8 * n) };
+                let vb2 = unsafe { std::slice::from_raw_parts(v2.as_ptr().cast::<u8>(), 8 * n) };
                 let cb = unsafe { std::slice::from_raw_parts(codes.as_ptr().cast::<u8>(), 2 * n) };
                 ns_per_row(n, || {
-                    black_box(read_pass::<512>(black_box(cb)) ^ read_pass::<512>(black_box(vb)));
+                    let second = if cols == 2 {
+                        read_pass::<512>(black_box(vb2))
+                    } else {
+                        0
+                    };
+                    black_box(
+                        read_pass::<512>(black_box(cb)) ^ read_pass::<512>(black_box(vb)) ^ second,
+                    );
                 })
             }),
         ];
         let m = interleave(a.rounds, &mut c);
         rows.push(vec![
             format!(
-                "grouped {} sum by u16, {g} groups{}",
+                "grouped {} sum{} by u16, {g} groups{}",
                 <T as keel_kernels::Num>::NAME,
+                if cols > 1 { " of 2 columns" } else { "" },
                 if skew > 0 {
                     format!(" ({skew}% in one)")
                 } else {

@@ -33,6 +33,8 @@ pub(crate) trait Bits64 {
     /// `(self, 1)` as a cold pair: the sum's bits low, a count of one high
     /// (as `1.0` for floats, so that one add moves both).
     fn pair(self) -> __m128i;
+    /// `(self, hi)`: two sums' terms side by side.
+    fn pair2(self, hi: Self) -> __m128i;
 }
 
 impl Bits64 for i64 {
@@ -41,12 +43,21 @@ impl Bits64 for i64 {
         // SAFETY: SSE2 is part of x86-64.
         unsafe { _mm_unpacklo_epi64(_mm_cvtsi64_si128(self), _mm_set1_epi64x(1)) }
     }
+    #[inline(always)]
+    fn pair2(self, hi: i64) -> __m128i {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_set_epi64x(hi, self) }
+    }
 }
 
 impl Bits64 for u64 {
     #[inline(always)]
     fn pair(self) -> __m128i {
         (self as i64).pair()
+    }
+    #[inline(always)]
+    fn pair2(self, hi: u64) -> __m128i {
+        (self as i64).pair2(hi as i64)
     }
 }
 
@@ -55,6 +66,11 @@ impl Bits64 for f64 {
     fn pair(self) -> __m128i {
         // SAFETY: SSE2 is part of x86-64.
         unsafe { _mm_castpd_si128(_mm_unpacklo_pd(_mm_set_sd(self), _mm_set1_pd(1.0))) }
+    }
+    #[inline(always)]
+    fn pair2(self, hi: f64) -> __m128i {
+        // SAFETY: SSE2 is part of x86-64.
+        unsafe { _mm_castpd_si128(_mm_set_pd(hi, self)) }
     }
 }
 
@@ -273,7 +289,8 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool, const U16: bool>(
 /// AVX-512 levels' sums over two-byte codes, which have no register leaf.
 /// Out of line, so that a caller's loops stay its own. A float table of
 /// one lane (past 256 slots) only the wide pairs take: else this returns
-/// `false`, the table untouched, for the scalar twin.
+/// `false`, the table untouched, for the scalar twin. The wide pairs take
+/// one to four unweighted columns ([`wide`], [`wide_cols`]).
 ///
 /// # Safety
 /// As [`rest`] (without the pairs' bound, which this checks), except that
@@ -303,25 +320,38 @@ where
         }
         return true;
     }
-    let one = vw.0.len() == 1 && vw.1.first().copied().flatten().is_none();
-    if one && wide_pays(t.counts.len(), rows) && (!float || t.lanes == 1) {
+    // Up to four unweighted columns; floats only in a table of one lane.
+    let cols = vw.0.len();
+    let unweighted = vw.1.iter().all(Option::is_none);
+    if unweighted
+        && (1..=4).contains(&cols)
+        && wide_pays(t.counts.len(), rows)
+        && (!float || t.lanes == 1)
+    {
         let slots = t.counts.len();
-        let lanes = if float { 1 } else { wide_lanes(slots) };
+        // Pairs a slot: one column's lanes (`wide_lanes`; one for floats),
+        // or a pair for the first column and the count and one for each
+        // two columns after it (`wide_cols`).
+        let per = match cols {
+            1 if !float => wide_lanes(slots),
+            1 => 1,
+            c => c / 2 + 1,
+        };
         let mut stack = core::mem::MaybeUninit::<[[i64; 2]; PAIR_SLOTS * 8]>::uninit();
         #[cfg(feature = "alloc")]
         let mut heap = alloc::vec::Vec::new();
-        let pairs: &mut [[i64; 2]] = if slots * lanes <= PAIR_SLOTS * 8 {
+        let pairs: &mut [[i64; 2]] = if slots * per <= PAIR_SLOTS * 8 {
             // SAFETY: zeroed before the slice is made; inside the array.
             unsafe {
                 let p = stack.as_mut_ptr().cast::<[i64; 2]>();
-                core::ptr::write_bytes(p, 0, slots * lanes);
-                core::slice::from_raw_parts_mut(p, slots * lanes)
+                core::ptr::write_bytes(p, 0, slots * per);
+                core::slice::from_raw_parts_mut(p, slots * per)
             }
         } else {
-            // One lane a slot (`wide_lanes`); empty if not allocated.
+            // Empty if not allocated.
             #[cfg(feature = "alloc")]
-            if heap.try_reserve_exact(slots).is_ok() {
-                heap.resize(slots, [0i64; 2]);
+            if heap.try_reserve_exact(slots * per).is_ok() {
+                heap.resize(slots * per, [0i64; 2]);
             }
             #[cfg(feature = "alloc")]
             let h: &mut [[i64; 2]] = &mut heap;
@@ -330,20 +360,16 @@ where
             h
         };
         if !pairs.is_empty() {
-            let col = vw.0[0];
-            // SAFETY: forwarded contract: sums of one unweighted column,
-            // integers or floats of one lane; `pairs` holds `lanes` pairs a
-            // slot, zeroed, one for floats.
+            let rs = (m, start, n);
+            // SAFETY: forwarded contract: sums of 1 to 4 unweighted
+            // columns, integers or floats of one lane; `pairs` holds `per`
+            // zeroed pairs a slot.
             unsafe {
                 match keys {
-                    KeyCols::U16(k) => wide_in(
-                        t,
-                        |i| usize::from(*k.as_ptr().add(i)),
-                        (col, m, start, n),
-                        pairs,
-                        lanes,
-                    ),
-                    _ => wide_in(t, |i| keys.slot(i), (col, m, start, n), pairs, lanes),
+                    KeyCols::U16(k) => {
+                        wide_any(t, |i| usize::from(*k.as_ptr().add(i)), vw.0, rs, pairs, per)
+                    }
+                    _ => wide_any(t, |i| keys.slot(i), vw.0, rs, pairs, per),
                 }
             }
             return true;
@@ -380,28 +406,34 @@ fn wide_lanes(slots: usize) -> usize {
     1 << l.ilog2()
 }
 
-/// [`wide`] with `lanes` (1, 2, 4 or 8) as its constant.
+/// [`wide`] (one column, `per` lanes: 1, 2, 4 or 8) or [`wide_cols`]
+/// (2 to 4 columns, `per` their pairs), the count a constant.
 ///
 /// # Safety
-/// As `wide`, with `pairs` holding `lanes` zeroed pairs a slot.
+/// As `wide` or `wide_cols`, with `pairs` holding `per` zeroed pairs a
+/// slot.
 #[inline(always)]
-#[allow(clippy::type_complexity)]
-unsafe fn wide_in<T: Num>(
+unsafe fn wide_any<T: Num>(
     t: &mut Table<'_, T>,
     slot: impl Fn(usize) -> usize,
-    (col, m, start, n): (&[T], RowMask<'_>, usize, usize),
+    cols: &[&[T]],
+    (m, start, n): (RowMask<'_>, usize, usize),
     pairs: &mut [[i64; 2]],
-    lanes: usize,
+    per: usize,
 ) where
     T::Sum: Bits64,
 {
+    let rs = (start, n);
     // SAFETY: forwarded.
     unsafe {
-        match lanes {
-            1 => wide::<T, 1>(t, slot, col, m, (start, n), pairs),
-            2 => wide::<T, 2>(t, slot, col, m, (start, n), pairs),
-            4 => wide::<T, 4>(t, slot, col, m, (start, n), pairs),
-            _ => wide::<T, 8>(t, slot, col, m, (start, n), pairs),
+        match (cols.len(), per) {
+            (1, 1) => wide::<T, 1>(t, slot, cols[0], m, rs, pairs),
+            (1, 2) => wide::<T, 2>(t, slot, cols[0], m, rs, pairs),
+            (1, 4) => wide::<T, 4>(t, slot, cols[0], m, rs, pairs),
+            (1, _) => wide::<T, 8>(t, slot, cols[0], m, rs, pairs),
+            (2, _) => wide_cols::<T, 2>(t, slot, cols, m, rs, pairs),
+            (3, _) => wide_cols::<T, 3>(t, slot, cols, m, rs, pairs),
+            _ => wide_cols::<T, 4>(t, slot, cols, m, rs, pairs),
         }
     }
 }
@@ -428,7 +460,7 @@ unsafe fn wide_in<T: Num>(
 /// `col` has `n` rows and `m` covers them; `start` is a multiple of 64 (or
 /// `n`); `t` keeps sums of one column in one lane, and neither min nor
 /// max; `pairs` holds `LANES` zeroed pairs a slot, `LANES` 1 for floats.
-#[inline(always)]
+#[inline(never)]
 unsafe fn wide<T: Num, const LANES: usize>(
     t: &mut Table<'_, T>,
     slot: impl Fn(usize) -> usize,
@@ -483,6 +515,101 @@ unsafe fn wide<T: Num, const LANES: usize>(
                 // Integer lanes wrap.
                 *sum = sum.wrapping_add(q[0]);
                 t.counts[s] += q[1] as u64;
+            }
+        }
+    }
+}
+
+/// [`wide`] for `C` (2 to 4) unweighted columns, one lane a slot: a slot's
+/// `C / 2 + 1` pairs hold the first column's sum beside the count, then
+/// the other columns' sums two by two (the last pair's high half unused
+/// when `C` is even), so a row adds into one or two lines, a load, add and
+/// store a pair, where the table in place takes `C + 1` read-modify-writes
+/// on as many lines. Float sums start from the table's sums and add each
+/// slot's rows in row order (the scalar twin's bits); integer sums start
+/// from 0 and add into the table.
+///
+/// # Safety
+/// As [`wide`], with `cols` the table's `C` columns (`n` rows each) and
+/// `pairs` holding `C / 2 + 1` zeroed pairs a slot.
+#[inline(never)]
+unsafe fn wide_cols<T: Num, const C: usize>(
+    t: &mut Table<'_, T>,
+    slot: impl Fn(usize) -> usize,
+    cols: &[&[T]],
+    m: RowMask<'_>,
+    (start, n): (usize, usize),
+    pairs: &mut [[i64; 2]],
+) where
+    T::Sum: Bits64,
+{
+    let float = T::SUM_LANES != 1;
+    let per = C / 2 + 1;
+    debug_assert!(t.lanes == 1 && t.columns == C && cols.len() == C);
+    debug_assert_eq!(pairs.len(), t.counts.len() * per);
+    // Pair `k`'s halves as column indices, `C` for the count and `C + 1`
+    // for an unused half: (0, C), (1, 2), (3, 4)...
+    let at = |k: usize, half: usize| match (k, half) {
+        (0, 0) => 0,
+        (0, _) => C,
+        _ if 2 * k - 1 + half < C => 2 * k - 1 + half,
+        _ => C + 1,
+    };
+    let sums = t.sums.as_mut_ptr().cast::<i64>();
+    if float {
+        for (s, p) in pairs.chunks_exact_mut(per).enumerate() {
+            for (k, q) in p.iter_mut().enumerate() {
+                for (half, h) in q.iter_mut().enumerate() {
+                    let c = at(k, half);
+                    if c < C {
+                        // SAFETY: `s` is below the layout's slots and `c`
+                        // below its columns, one lane each.
+                        *h = unsafe { *sums.add(s * C + c) };
+                    }
+                }
+            }
+        }
+    }
+    let colp: [*const T; C] = core::array::from_fn(|c| cols[c].as_ptr());
+    let base = pairs.as_mut_ptr();
+    // SAFETY: SSE2 is part of x86-64; every slot is in the layout, so its
+    // pairs are inside `pairs`; every row below `n` exists in each column.
+    let row = |i: usize| unsafe {
+        let p = base.add(slot(i) * per).cast::<__m128i>();
+        let term = |c: usize| T::widen(*colp[c].add(i));
+        let add = |a: __m128i, x: __m128i| {
+            if float {
+                _mm_castpd_si128(_mm_add_pd(_mm_castsi128_pd(a), _mm_castsi128_pd(x)))
+            } else {
+                _mm_add_epi64(a, x)
+            }
+        };
+        let x0 = Bits64::pair(term(0));
+        _mm_storeu_si128(p, add(_mm_loadu_si128(p), x0));
+        for k in 1..per {
+            let hi = if 2 * k < C { term(2 * k) } else { T::SUM_ZERO };
+            let x = Bits64::pair2(term(2 * k - 1), hi);
+            let q = p.add(k);
+            _mm_storeu_si128(q, add(_mm_loadu_si128(q), x));
+        }
+    };
+    each_row(m, start, n, row);
+    for (s, p) in pairs.chunks_exact(per).enumerate() {
+        for (k, q) in p.iter().enumerate() {
+            for (half, &h) in q.iter().enumerate() {
+                let c = at(k, half);
+                if c == C {
+                    // The count.
+                    t.counts[s] += if float {
+                        f64::from_bits(h as u64) as u64
+                    } else {
+                        h as u64
+                    };
+                } else if c < C {
+                    // SAFETY: as when the pairs were filled.
+                    let sum = unsafe { &mut *sums.add(s * C + c) };
+                    *sum = if float { h } else { sum.wrapping_add(h) };
+                }
             }
         }
     }
