@@ -116,6 +116,18 @@ fn lengths() -> Vec<usize> {
     }
 }
 
+/// Random masks' data over `n` rows, for [`mask_kinds`]: validity, a
+/// selection bitmap (about three rows in four) and a selection vector
+/// (about two in three).
+fn mask_data(n: usize, r: &mut Rng) -> (Vec<u64>, Vec<u64>, Vec<u32>) {
+    let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
+    let sel = (0..n.div_ceil(64) + 1)
+        .map(|_| r.next() | r.next())
+        .collect();
+    let rows = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+    (valid, sel, rows)
+}
+
 /// The mask kinds every grouped test runs: none, validity, validity and a
 /// selection bitmap at a bit offset, a selection vector.
 fn mask_kinds<'a>(valid: &'a [u64], sel: &'a [u64], rows: &'a [u32]) -> [Mask<'a>; 4] {
@@ -164,11 +176,7 @@ fn check_type<T: Gen>(seed: u64) {
         let cols: Vec<Vec<T>> = (0..3)
             .map(|c| column(Pattern::Edges, n, seed ^ (n as u64) << 4 ^ c))
             .collect();
-        let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
-        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
-            .map(|_| r.next() | r.next())
-            .collect();
-        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        let (valid, sel, rows) = mask_data(n, &mut r);
         for layout in 0..3u8 {
             for &spread in spreads {
                 if n > 5000 && spread == 8 {
@@ -805,11 +813,7 @@ fn wide_layouts<T: Gen>(seed: u64, miri_slots: &[usize]) {
         let cols: Vec<Vec<T>> = (0..5)
             .map(|c| column(Pattern::Edges, n, seed ^ (slots as u64) << 3 ^ c))
             .collect();
-        let valid = validity(Nulls::Random, n, r.next()).unwrap_or_default();
-        let sel: Vec<u64> = (0..n.div_ceil(64) + 1)
-            .map(|_| r.next() | r.next())
-            .collect();
-        let rows: Vec<u32> = (0..n as u32).filter(|_| r.below(3) != 0).collect();
+        let (valid, sel, rows) = mask_data(n, &mut r);
         // Under Miri skewed codes only, and two masks (one past 2048
         // slots, where the scratch is on the heap).
         let skews: &[bool] = if cfg!(miri) { &[true] } else { &[false, true] };
