@@ -7,8 +7,11 @@ cargo test --workspace
 # feature) instead of the initial-exec slot: the same suite must pass.
 cargo test -p keel-heap --features dynamic-tls
 # The HyperLogLog error check at 1 M and 10 M keys is ignored in debug builds
-# (too slow there); it runs here in release, where it takes seconds.
-cargo test --release -p keel-kernels --test hll -- --ignored
+# (too slow there); it runs here in release, where it takes seconds, with
+# the debug assertions and overflow checks ci/x86_cpus.sh builds with, so
+# that step reuses this build of the crate.
+CARGO_PROFILE_RELEASE_DEBUG_ASSERTIONS=true CARGO_PROFILE_RELEASE_OVERFLOW_CHECKS=true \
+  cargo test --release -p keel-kernels --test hll -- --ignored
 # The always-on misuse checks of a release build (debug builds run the full
 # checker, which finds every double free at the free): a double free of a
 # small block is found at the allocation that would hand it out again.
