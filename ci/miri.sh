@@ -35,7 +35,7 @@ group_a() {
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
     --lib hll::tests::masked_walks
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
-    --test bitmap
+    --test bitmap binops_popcount_select
   RUSTFLAGS="-Ctarget-feature=$A5,+avx512vbmi2" cargo +nightly miri test -p keel-kernels \
     --test gather masked_gather_over_bitmaps
 }

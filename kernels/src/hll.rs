@@ -839,13 +839,15 @@ mod tests {
         // every 40th word: about 1 in 80, so the word-aligned mask takes
         // the sparse leaf (the other the walk); and every 200th word, where
         // so few words count rows that the sparse leaf skips the empty
-        // ones.
+        // ones. Under Miri, which checks the leaves' loads and stores
+        // (the sparser masks take the same walk over more rows), every
+        // fifth word only.
         let counts: Vec<u32> = if cfg!(miri) {
             vec![0, 3, 16, 17, 33, 49, 64]
         } else {
             (0..=64).collect()
         };
-        let everies: &[usize] = if cfg!(miri) { &[5, 40] } else { &[5, 40, 200] };
+        let everies: &[usize] = if cfg!(miri) { &[5] } else { &[5, 40, 200] };
         for &every in everies {
             let words = every * counts.len();
             let bits: Vec<u64> = (0..words + 1)
@@ -875,7 +877,8 @@ mod tests {
                 let Ok(Resolved::Bits(m)) = sel.resolve(n) else {
                     panic!("a bitmap mask resolves to bits")
                 };
-                for p in [4u32, 14, if cfg!(miri) { 4 } else { 18 }] {
+                let precisions: &[u32] = if cfg!(miri) { &[4, 14] } else { &[4, 14, 18] };
+                for &p in precisions {
                     let mut want = vec![0u8; 1 << p];
                     crate::arch::scalar::hll::add_u64_masked(&mut want, p, 7, &keys, m);
                     for &(name, leaf) in &leaves {

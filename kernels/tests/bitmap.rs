@@ -1,6 +1,6 @@
 //! Bitmap kernels at every level equal the scalar twin and a naive loop
 //! (at the AVX-512 level, `select` takes the byte-compress form where the
-//! CPU has VBMI2; `ci/miri.sh` runs these tests with and without it).
+//! CPU has VBMI2; `ci/miri.sh` runs the select test with and without it).
 
 mod common;
 use common::*;

@@ -598,12 +598,14 @@ fn frame_shapes() {
 }
 
 /// Every start offset 0..=63 of the column, the indices and the output (the
-/// SIMD leaves use unaligned loads and stores; this proves it).
+/// SIMD leaves use unaligned loads and stores; this proves it). Under Miri,
+/// which checks each access's bounds and its alignment to the element
+/// (what an offset of whole elements cannot change), offsets 0 and 1.
 fn check_offsets<T: Val, I: Ix>(seed: u64) {
     let levels = levels();
     let mut rng = Rng::new(seed);
     let (offsets, lens, max_src) = if cfg!(miri) {
-        (0..=3, 0..=12, 24)
+        (0..=1, 0..=12, 24)
     } else {
         (0..=63, 0..=70, 200)
     };

@@ -184,6 +184,12 @@ fn check_type<T: Gen>(seed: u64) {
                 }
                 let kd = key_data(layout, spread, n, &mut r);
                 for (mi, mask) in mask_kinds(&valid, &sel, &rows).into_iter().enumerate() {
+                    // Under Miri three of the four masks a layout, a
+                    // different one left out in each: every mask still
+                    // meets two layouts.
+                    if cfg!(miri) && (mi + layout as usize) % 4 == 3 {
+                        continue;
+                    }
                     let aggs = aggs_all[(mi + layout as usize) % 3];
                     let ncols = 1 + (mi + n) % 3;
                     let values: Vec<&[T]> = cols[..ncols].iter().map(|c| &c[..]).collect();
@@ -367,9 +373,11 @@ fn bad_arguments_are_errors() {
     assert_eq!(p.key(5), Some(Key::Pair(b'c', 1)));
     assert_eq!(p.key(6), None);
     assert_eq!(p.key(usize::MAX), None);
-    // Every slot's key maps back to it, in every layout.
+    // Every slot's key maps back to it, in every layout (under Miri every
+    // 97th of the 65,536 two-byte slots, and the last).
     for g in [Groups::u8(256).unwrap(), Groups::u16(65_536).unwrap(), p] {
-        for s in 0..g.len() {
+        let step = if cfg!(miri) && g.len() > 256 { 97 } else { 1 };
+        for s in (0..g.len()).step_by(step).chain([g.len() - 1]) {
             assert_eq!(g.slot(g.key(s).unwrap()), Some(s));
         }
         assert_eq!(g.key(g.len()), None);

@@ -51,7 +51,7 @@ fn columns<T: Gen>(seed: u64) -> Vec<Vec<T>> {
 fn check_type<T: Gen>(seed: u64) {
     let mut r = Rng(seed);
     let mut seen = [0usize; 3];
-    for v in columns::<T>(seed) {
+    for (ci, v) in columns::<T>(seed).into_iter().enumerate() {
         let nulls_list: &[Nulls] = if cfg!(miri) {
             &[Nulls::None, Nulls::Random]
         } else {
@@ -81,7 +81,12 @@ fn check_type<T: Gen>(seed: u64) {
                     format!("{:?}", z.max()),
                     format!("{:?}", s.max_masked(&v, val).unwrap())
                 );
-                for pred in preds(&v, &mut r) {
+                // Under Miri half the predicates: the even ones on the
+                // sorted and the short column, the odd ones on the edge
+                // values; every predicate still runs, at half the time.
+                let preds = preds(&v, &mut r).into_iter().enumerate();
+                let preds = preds.filter(|(pi, _)| !cfg!(miri) || (pi + ci) % 2 == 0);
+                for (_, pred) in preds {
                     // Expected: pred && valid, from the plain scalar filter.
                     let words = v.len().div_ceil(64);
                     let mut want = vec![0u64; words];
