@@ -7,8 +7,9 @@
 //!   bandwidth yardstick, measured in the same rounds;
 //! * grouped sum of f64 and of i64 by a u8 code (3, 16, 256 groups, 1 Mi
 //!   rows) against a fused scalar loop and a `std::collections::HashMap`
-//!   group-by, and by a u16 code (256 groups; i64 also 4096) against the
-//!   fused loop;
+//!   group-by, by a u16 code (256 to 65,536 groups, skewed, two columns)
+//!   and by a pair of u8 keys (64 x 64 groups, uniform and skewed) against
+//!   the fused loop;
 //! * HyperLogLog add of the keys a selection bitmap picks against
 //!   `select_into` + `gather` + add.
 //!
@@ -287,6 +288,102 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
         (1024, 0, 2),
     ];
     grouped_u16::<i64>(a, rows, &i64_rows);
+    grouped_pair::<f64>(a, rows, &[(64, 0), (64, 90)]);
+    grouped_pair::<i64>(a, rows, &[(64, 0), (64, 90)]);
+}
+
+/// The fused loop over a pair of one-byte keys, `b` in `0..nb`.
+#[inline(never)]
+fn fused_pair<T: Value>(k: [&[u8]; 2], nb: usize, v: &[T], sums: &mut [T], counts: &mut [u64]) {
+    for ((&a, &b), &x) in k[0].iter().zip(k[1]).zip(v) {
+        let s = usize::from(a) * nb + usize::from(b);
+        sums[s] = sums[s].plus(x);
+        counts[s] += 1;
+    }
+}
+
+/// Grouped sum of `T` by a pair of one-byte keys, each in `0..side`
+/// (`side * side` groups, past the 256 that one byte codes), with `skew`
+/// percent of the rows in one group.
+fn grouped_pair<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, cases: &[(usize, u64)]) {
+    let n = 1 << 20;
+    let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
+    for &(side, skew) in cases {
+        let (ka, kb): (Vec<u8>, Vec<u8>) = rng(n, 9)
+            .iter()
+            .map(|&r| {
+                if (r >> 40) % 100 < skew {
+                    (1, 5)
+                } else {
+                    ((r % side as u64) as u8, (r >> 20) as u8 % side as u8)
+                }
+            })
+            .unzip();
+        let g = side * side;
+        let layout = Groups::pair(0..=(side - 1) as u8, 0..=(side - 1) as u8).unwrap();
+        let mut c = vec![
+            Contender::new("keel", || {
+                ns_per_row(n, || {
+                    let mut t = GroupTable::<T>::new(layout, 1, Aggs::SUM).unwrap();
+                    t.add(
+                        Keys::Pair(black_box(&ka), black_box(&kb)),
+                        &[black_box(&v)],
+                        None,
+                    )
+                    .unwrap();
+                    black_box(t.count(0));
+                })
+            }),
+            Contender::new("fused loop", || {
+                ns_per_row(n, || {
+                    let (mut s, mut c) = (vec![T::default(); g], vec![0u64; g]);
+                    let k = [black_box(&ka[..]), black_box(&kb[..])];
+                    fused_pair(k, side, black_box(&v), &mut s, &mut c);
+                    black_box((s, c));
+                })
+            }),
+            Contender::new("read pass", || {
+                // SAFETY: the value types have no padding: the same memory
+                // as bytes.
+                let vb = unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), 8 * n) };
+                ns_per_row(n, || {
+                    let keys = read_pass::<512>(black_box(&ka)) ^ read_pass::<512>(black_box(&kb));
+                    black_box(keys ^ read_pass::<512>(black_box(vb)));
+                })
+            }),
+        ];
+        let m = interleave(a.rounds, &mut c);
+        let name = <T as keel_kernels::Num>::NAME;
+        let label = format!(
+            "grouped {name} sum by a pair of u8 keys, {side} x {side} groups{}",
+            skew_note(skew)
+        );
+        push_row(rows, label, &m);
+    }
+}
+
+/// " (P% in one)" for a skew of P percent, else nothing.
+fn skew_note(skew: u64) -> String {
+    if skew > 0 {
+        format!(" ({skew}% in one)")
+    } else {
+        String::new()
+    }
+}
+
+/// A row of 1 Mi rows: keel's and the other's time a row (medians `m[0]`
+/// and `m[1]`), the other's over keel's, and the read pass's (`m[2]`) with
+/// its share of keel's.
+fn push_row(rows: &mut Vec<Vec<String>>, label: String, m: &[f64]) {
+    rows.push(vec![
+        label,
+        "1 Mi rows".into(),
+        format!("{:.3} ns/row", m[0]),
+        format!("{:.3} ns/row", m[1]),
+        format!("{:.2}x", m[1] / m[0]),
+        format!("{:.3} ns/row ({:.2})", m[2], m[2] / m[0]),
+    ]);
+    eprintln!("{:?}", rows.last().unwrap());
 }
 
 /// Grouped sum of `T` by a `u16` code (a dictionary's keys) over each of
@@ -351,24 +448,13 @@ fn grouped_u16<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, groups: &[(usize
             }),
         ];
         let m = interleave(a.rounds, &mut c);
-        rows.push(vec![
-            format!(
-                "grouped {} sum{} by u16, {g} groups{}",
-                <T as keel_kernels::Num>::NAME,
-                if cols > 1 { " of 2 columns" } else { "" },
-                if skew > 0 {
-                    format!(" ({skew}% in one)")
-                } else {
-                    String::new()
-                }
-            ),
-            "1 Mi rows".into(),
-            format!("{:.3} ns/row", m[0]),
-            format!("{:.3} ns/row", m[1]),
-            format!("{:.2}x", m[1] / m[0]),
-            format!("{:.3} ns/row ({:.2})", m[2], m[2] / m[0]),
-        ]);
-        eprintln!("{:?}", rows.last().unwrap());
+        let name = <T as keel_kernels::Num>::NAME;
+        let cols_note = if cols > 1 { " of 2 columns" } else { "" };
+        let label = format!(
+            "grouped {name} sum{cols_note} by u16, {g} groups{}",
+            skew_note(skew)
+        );
+        push_row(rows, label, &m);
     }
 }
 
@@ -483,15 +569,8 @@ fn hll_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
             })
         }));
         let m = interleave(a.rounds, &mut c);
-        rows.push(vec![
-            format!("HLL add, 1 in {density} selected ({picked} keys)"),
-            "1 Mi rows".into(),
-            format!("{:.3} ns/row", m[0]),
-            format!("{:.3} ns/row", m[1]),
-            format!("{:.2}x", m[1] / m[0]),
-            format!("{:.3} ns/row ({:.2})", m[2], m[2] / m[0]),
-        ]);
-        eprintln!("{:?}", rows.last().unwrap());
+        let label = format!("HLL add, 1 in {density} selected ({picked} keys)");
+        push_row(rows, label, &m);
     }
 }
 
