@@ -139,10 +139,16 @@ macro_rules! element {
                 m: RowMask<'_>,
             ) -> bool {
                 $(
-                    // Two-byte codes have no register leaf: at the AVX2 and
-                    // AVX-512 levels the cold leaf takes the whole call.
+                    // Two-byte codes have no register leaf; layouts past
+                    // the cold leaf's 256 pair slots (pairs of keys; float
+                    // tables there have one lane, which no register leaf
+                    // keeps in row order) spread over more slots than the
+                    // registers hold. At the AVX2 and AVX-512 levels the
+                    // cold leaf takes the whole call: its wide pairs, or
+                    // the table in place.
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-                    if matches!(keys, crate::arch::scalar::grouped::KeyCols::U16(_))
+                    if (matches!(keys, crate::arch::scalar::grouped::KeyCols::U16(_))
+                        || table.counts.len() > crate::arch::x86_64::cold::PAIR_SLOTS)
                         && matches!(k.level(), crate::cpu::Level::Avx512 | crate::cpu::Level::Avx2)
                     {
                         let n = values.first().map_or(0, |c| c.len());

@@ -795,9 +795,9 @@ fn group_counts_every_level_equals_scalar() {
 /// Sums of one to four columns over layouts past 256 slots, with rows
 /// enough a slot that the x86 levels add them into a scratch of
 /// sum-and-count pairs (one integer column 4, 2 and 1 lanes a slot by the
-/// layout's size, the last on the heap; floats, by two-byte codes, and
-/// several columns one) and write it back to the table (five columns: the
-/// table in place):
+/// layout's size, the last on the heap; floats and several columns one)
+/// and write it back to the table (five columns: the table in place; float
+/// tables of one lane then the scalar twin):
 /// every level equals the scalar twin bit for bit, over uniform and skewed
 /// codes, two-byte codes and pairs, every mask kind, a call onto a table
 /// that already holds sums, and values at the types' edges (integer sums

@@ -1,7 +1,7 @@
 //! The x86-64 grouped sums' cold leaf (AVX2 and AVX-512): the rest of a
 //! call whose rows spread over more slots than a leaf keeps in registers,
 //! and the whole of a call over two-byte codes (which have no register
-//! leaf), each row's value and a count of one added to its slot's sum and
+//! leaf) or over more than 256 slots, each row's value and a count of one added to its slot's sum and
 //! count pair, one load and one store a row (SSE2 and scalar code, inlined
 //! into the AVX-512 leaves, out of line in [`rest_from`]).
 
@@ -286,7 +286,8 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool, const U16: bool>(
 /// [`rest`] over the rows `m` counts in `start..n`, its pairs where they
 /// pay ([`pairs_pay`]), the wide pairs where they pay ([`wide_pays`]),
 /// else the table in place: the AVX2 leaf's hand-off, and the AVX2 and
-/// AVX-512 levels' sums over two-byte codes, which have no register leaf.
+/// AVX-512 levels' sums over two-byte codes, which have no register leaf,
+/// and over more than [`PAIR_SLOTS`] slots (pairs of keys too).
 /// Out of line, so that a caller's loops stay its own. A float table of
 /// one lane (past 256 slots) only the wide pairs take: else this returns
 /// `false`, the table untouched, for the scalar twin. The wide pairs take
@@ -369,7 +370,25 @@ where
                     KeyCols::U16(k) => {
                         wide_any(t, |i| usize::from(*k.as_ptr().add(i)), vw.0, rs, pairs, per)
                     }
-                    _ => wide_any(t, |i| keys.slot(i), vw.0, rs, pairs, per),
+                    // The slot of a pair read without a bounds check (the
+                    // keys have `n` rows) or a match on the form a row.
+                    KeyCols::Pair {
+                        a,
+                        b,
+                        a_lo,
+                        b_lo,
+                        b_span,
+                    } => {
+                        // (x - a_lo) * b_span + (y - b_lo), the two lows
+                        // folded into one constant.
+                        let base = usize::from(a_lo) * b_span + usize::from(b_lo);
+                        let slot = |i: usize| {
+                            let (x, y) = (*a.as_ptr().add(i), *b.as_ptr().add(i));
+                            (usize::from(x) * b_span + usize::from(y)).wrapping_sub(base)
+                        };
+                        wide_any(t, slot, vw.0, rs, pairs, per)
+                    }
+                    KeyCols::U8(_) => wide_any(t, |i| keys.slot(i), vw.0, rs, pairs, per),
                 }
             }
             return true;
