@@ -60,8 +60,7 @@ group_b() {
   cargo +nightly miri test -p keel-heap --tests -- --test-threads=1
   # keel-kernels filters, zone maps, radix partitions and hashes at every
   # level (see above); here for balance (on a 2-core Intel guest the
-  # kernels group above ran 568 s of tests and this one 480 before the
-  # last two moved here).
+  # kernels group above runs 490 s of tests by Miri's clock, this one 485).
   RUSTFLAGS="-Ctarget-feature=$A5" cargo +nightly miri test -p keel-kernels \
     --test filter --test zone --test partition --test hash
 }
