@@ -139,19 +139,22 @@ macro_rules! element {
                 m: RowMask<'_>,
             ) -> bool {
                 $(
-                    // Two-byte codes have no register leaf; layouts past
-                    // the cold leaf's 256 pair slots (pairs of keys; float
-                    // tables there have one lane, which no register leaf
-                    // keeps in row order) spread over more slots than the
-                    // registers hold. At the AVX2 and AVX-512 levels the
-                    // cold leaf takes the whole call: its wide pairs, or
-                    // the table in place.
+                    // Two-byte codes have no register leaf, nor float
+                    // tables of one lane (past 256 slots: pairs of keys)
+                    // one that keeps their rows in order; and over more
+                    // than 256 slots an integer call with rows enough for
+                    // the wide pairs runs faster there than in a register
+                    // leaf (whose hot set still takes a skewed short
+                    // call). At the AVX2 and AVX-512 levels the cold leaf
+                    // takes the whole call.
+                    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                    let n = values.first().map_or(0, |c| c.len());
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if (matches!(keys, crate::arch::scalar::grouped::KeyCols::U16(_))
-                        || table.counts.len() > crate::arch::x86_64::cold::PAIR_SLOTS)
+                        || (<$t as crate::arch::num::Num>::SUM_LANES != 1 && table.lanes == 1)
+                        || crate::arch::x86_64::cold::wide_takes(table, (values, weights), n))
                         && matches!(k.level(), crate::cpu::Level::Avx512 | crate::cpu::Level::Avx2)
                     {
-                        let n = values.first().map_or(0, |c| c.len());
                         // SAFETY: the safe layer checked the keys (each in
                         // the layout), the lengths and the mask, and made a
                         // sums-only table (floats: 8 lanes, or one past 256
@@ -165,7 +168,6 @@ macro_rules! element {
                     }
                     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                     if k.level() == crate::cpu::Level::Avx512 {
-                        let n = values.first().map_or(0, |c| c.len());
                         // SAFETY: a Kernels at Avx512 exists only if the CPU
                         // supports it; the safe layer checked the keys, the
                         // lengths and the mask, and made a sums-only table
@@ -180,7 +182,6 @@ macro_rules! element {
                     $(
                         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                         if k.level() == crate::cpu::Level::Avx2 {
-                            let n = values.first().map_or(0, |c| c.len());
                             // SAFETY: a Kernels at Avx2 exists only if the CPU
                             // supports it; the safe layer checked the keys, the
                             // lengths and the mask, and made a sums-only table

@@ -29,13 +29,14 @@
 //!   a leaf of the same plan (`arch/x86_64/avx2/grouped.rs`) while a
 //!   call's rows fall on at most eight slots, and a cold leaf otherwise
 //!   (`arch/x86_64/cold.rs`: each row's value and a count of one added to
-//!   its slot's sum-and-count pair in a scratch); sums by two-byte codes,
-//!   and every sum over more than 256 slots (pairs of keys too), run that
-//!   cold leaf whole at both levels, where over more than 256 slots one to
-//!   four unweighted columns with at least 16 rows a slot add into such
-//!   pairs too (floats one pair a slot, in row order), as the AVX2 leaf's
-//!   hand-off does; integer tables of at most 64 slots otherwise (and at
-//!   NEON) keep partial sums; everything else runs the scalar twin.
+//!   its slot's sum-and-count pair in a scratch); sums by two-byte codes
+//!   run that cold leaf whole at both levels, where over more than 256
+//!   slots one to four unweighted columns with at least 16 rows a slot add
+//!   into such pairs too (floats one pair a slot, in row order), as the
+//!   AVX2 leaf's hand-off does; so do such calls by pairs of keys, and
+//!   float sums by pairs over more than 256 slots; integer tables of at
+//!   most 64 slots otherwise (and at NEON) keep partial sums; everything
+//!   else runs the scalar twin.
 //!
 //! ```
 //! use keel_kernels::grouped::{Aggs, GroupTable, Groups, Key, Keys};

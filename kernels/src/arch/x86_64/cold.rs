@@ -1,7 +1,8 @@
 //! The x86-64 grouped sums' cold leaf (AVX2 and AVX-512): the rest of a
 //! call whose rows spread over more slots than a leaf keeps in registers,
 //! and the whole of a call over two-byte codes (which have no register
-//! leaf) or over more than 256 slots, each row's value and a count of one added to its slot's sum and
+//! leaf) or of one over more than 256 slots that its wide pairs take,
+//! each row's value and a count of one added to its slot's sum and
 //! count pair, one load and one store a row (SSE2 and scalar code, inlined
 //! into the AVX-512 leaves, out of line in [`rest_from`]).
 
@@ -287,7 +288,8 @@ pub(crate) unsafe fn rest<T: Num, const DIRECT: bool, const U16: bool>(
 /// pay ([`pairs_pay`]), the wide pairs where they pay ([`wide_pays`]),
 /// else the table in place: the AVX2 leaf's hand-off, and the AVX2 and
 /// AVX-512 levels' sums over two-byte codes, which have no register leaf,
-/// and over more than [`PAIR_SLOTS`] slots (pairs of keys too).
+/// and over more than [`PAIR_SLOTS`] slots where [`wide_takes`] or the
+/// table is a float one of one lane.
 /// Out of line, so that a caller's loops stay its own. A float table of
 /// one lane (past 256 slots) only the wide pairs take: else this returns
 /// `false`, the table untouched, for the scalar twin. The wide pairs take
@@ -321,14 +323,8 @@ where
         }
         return true;
     }
-    // Up to four unweighted columns; floats only in a table of one lane.
-    let cols = vw.0.len();
-    let unweighted = vw.1.iter().all(Option::is_none);
-    if unweighted
-        && (1..=4).contains(&cols)
-        && wide_pays(t.counts.len(), rows)
-        && (!float || t.lanes == 1)
-    {
+    if wide_takes(t, vw, rows) {
+        let cols = vw.0.len();
         let slots = t.counts.len();
         // Pairs a slot: one column's lanes (`wide_lanes`; one for floats),
         // or a pair for the first column and the count and one for each
@@ -406,6 +402,21 @@ where
         }
     }
     true
+}
+
+/// Whether [`rest_from`] adds `rows` rows of the columns `vw` into the
+/// wide pairs: one to four unweighted columns, floats only in a table of
+/// one lane, where they pay ([`wide_pays`]).
+pub(crate) fn wide_takes<T: Num>(
+    t: &Table<'_, T>,
+    vw: (&[&[T]], Weights<'_, '_>),
+    rows: usize,
+) -> bool {
+    let float = T::SUM_LANES != 1;
+    wide_pays(t.counts.len(), rows)
+        && (1..=4).contains(&vw.0.len())
+        && vw.1.iter().all(Option::is_none)
+        && (!float || t.lanes == 1)
 }
 
 /// Rows a slot must have ahead for the wide pairs to pay (their scratch
