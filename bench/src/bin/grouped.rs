@@ -8,8 +8,8 @@
 //! * grouped sum of f64 and of i64 by a u8 code (3, 16, 256 groups, 1 Mi
 //!   rows) against a fused scalar loop and a `std::collections::HashMap`
 //!   group-by, by a u16 code (256 to 65,536 groups, skewed, two columns)
-//!   and by a pair of u8 keys (64 x 64 groups, uniform and skewed) against
-//!   the fused loop;
+//!   and by a pair of u8 keys (64 x 64 groups, uniform and skewed, in one
+//!   call and in calls of a morsel's rows) against the fused loop;
 //! * HyperLogLog add of the keys a selection bitmap picks against
 //!   `select_into` + `gather` + add.
 //!
@@ -288,8 +288,15 @@ fn grouped_rows(a: &Args, rows: &mut Vec<Vec<String>>) {
         (1024, 0, 2),
     ];
     grouped_u16::<i64>(a, rows, &i64_rows);
-    grouped_pair::<f64>(a, rows, &[(64, 0), (64, 90)]);
-    grouped_pair::<i64>(a, rows, &[(64, 0), (64, 90)]);
+    let whole = 1 << 20;
+    grouped_pair::<f64>(a, rows, &[(64, 0, whole), (64, 90, whole)]);
+    let i64_pairs = [
+        (64, 0, whole),
+        (64, 90, whole),
+        (64, 0, 1 << 16),
+        (64, 90, 4096),
+    ];
+    grouped_pair::<i64>(a, rows, &i64_pairs);
 }
 
 /// The fused loop over a pair of one-byte keys, `b` in `0..nb`.
@@ -304,11 +311,12 @@ fn fused_pair<T: Value>(k: [&[u8]; 2], nb: usize, v: &[T], sums: &mut [T], count
 
 /// Grouped sum of `T` by a pair of one-byte keys, each in `0..side`
 /// (`side * side` groups, past the 256 that one byte codes), with `skew`
-/// percent of the rows in one group.
-fn grouped_pair<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, cases: &[(usize, u64)]) {
+/// percent of the rows in one group, added in calls of `call` rows (an
+/// engine's morsels; the fused loop runs over the same calls).
+fn grouped_pair<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, cases: &[(usize, u64, usize)]) {
     let n = 1 << 20;
     let v: Vec<T> = rng(n, 5).iter().map(|&r| T::make(r)).collect();
-    for &(side, skew) in cases {
+    for &(side, skew, call) in cases {
         let (ka, kb): (Vec<u8>, Vec<u8>) = rng(n, 9)
             .iter()
             .map(|&r| {
@@ -325,21 +333,23 @@ fn grouped_pair<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, cases: &[(usize
             Contender::new("keel", || {
                 ns_per_row(n, || {
                     let mut t = GroupTable::<T>::new(layout, 1, Aggs::SUM).unwrap();
-                    t.add(
-                        Keys::Pair(black_box(&ka), black_box(&kb)),
-                        &[black_box(&v)],
-                        None,
-                    )
-                    .unwrap();
+                    for s in (0..n).step_by(call) {
+                        let e = n.min(s + call);
+                        let keys = Keys::Pair(black_box(&ka[s..e]), black_box(&kb[s..e]));
+                        t.add(keys, &[black_box(&v[s..e])], None).unwrap();
+                    }
                     black_box(t.count(0));
                 })
             }),
             Contender::new("fused loop", || {
                 ns_per_row(n, || {
-                    let (mut s, mut c) = (vec![T::default(); g], vec![0u64; g]);
-                    let k = [black_box(&ka[..]), black_box(&kb[..])];
-                    fused_pair(k, side, black_box(&v), &mut s, &mut c);
-                    black_box((s, c));
+                    let (mut sums, mut c) = (vec![T::default(); g], vec![0u64; g]);
+                    for s in (0..n).step_by(call) {
+                        let e = n.min(s + call);
+                        let k = [black_box(&ka[s..e]), black_box(&kb[s..e])];
+                        fused_pair(k, side, black_box(&v[s..e]), &mut sums, &mut c);
+                    }
+                    black_box((sums, c));
                 })
             }),
             Contender::new("read pass", || {
@@ -354,8 +364,13 @@ fn grouped_pair<T: Value>(a: &Args, rows: &mut Vec<Vec<String>>, cases: &[(usize
         ];
         let m = interleave(a.rounds, &mut c);
         let name = <T as keel_kernels::Num>::NAME;
+        let calls = if call < n {
+            format!(", calls of {} rows", size(call))
+        } else {
+            String::new()
+        };
         let label = format!(
-            "grouped {name} sum by a pair of u8 keys, {side} x {side} groups{}",
+            "grouped {name} sum by a pair of u8 keys, {side} x {side} groups{}{calls}",
             skew_note(skew)
         );
         push_row(rows, label, &m);
