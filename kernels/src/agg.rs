@@ -10,15 +10,18 @@
 //!   `wrapping_add` (and arrow's `sum`) do. Wrapping addition is
 //!   associative, so every level returns the same value. [`sum_checked`]
 //!   reports overflow instead, in `i128`.
-//! * **Float sums have one summation order at every level.** Accumulator
-//!   lane `i % L` (`L` = 32 for `f64`, 64 for `f32`;
-//!   [`Num::SUM_LANES`](crate::Num::SUM_LANES)) adds the counted rows `i` in
-//!   increasing order, starting from `-0.0`; the lanes are then folded
-//!   pairwise (`lane[j] += lane[j + w]` for `w = L/2, L/4, .., 1`). Every
-//!   level keeps this order, so results are bit-identical across levels. A
-//!   selection vector puts row `r` in lane `r % L`, in the order listed.
+//! * **Float sums have one summation order at every level.** The rows split
+//!   into two runs at `h = 64 · ⌊n / 128⌋`. Accumulator lane `i % L` (`L` =
+//!   32 for `f64`, 64 for `f32`; [`Num::SUM_LANES`](crate::Num::SUM_LANES))
+//!   adds the counted rows `i < h` in increasing order, lane `L + i % L` the
+//!   rows `i >= h`, every lane starting from `-0.0`; the `2L` lanes are then
+//!   folded pairwise (`lane[j] += lane[j + w]` for `w = L, L/2, .., 1`, so
+//!   each lane first takes its twin of the other run). Every level keeps
+//!   this order, so results are bit-identical across levels; the two runs
+//!   give a 512-bit level eight independent add chains. A selection vector
+//!   puts row `r` in the lane of row `r`, in the order listed.
 //!   Error bound (standard recursive-summation analysis, `u` = unit
-//!   roundoff, `k = ceil(n / L) + log2(L)`):
+//!   roundoff, `k = ceil((n - h) / L) + log2(2L)`):
 //!   `|sum - exact| <= k·u / (1 - k·u) · Σ|x_i|`, checked in the tests
 //!   against a compensated (Neumaier) sum. A sum of `-0.0`s is `-0.0`; the
 //!   sum of no rows is `+0.0`.

@@ -67,9 +67,9 @@ pub trait Num:
     const SUM_ZERO: Self::Sum;
     /// The sum of no rows: `0`, or `+0.0` for floats.
     const EMPTY_SUM: Self::Sum;
-    /// Independent accumulator lanes of the documented float summation
-    /// order (see [`crate::agg::sum`]); 1 for integers, where order cannot
-    /// matter.
+    /// Accumulator lanes of each run of the documented float summation
+    /// order (see [`crate::agg`]; a sum keeps two runs of them); 1 for
+    /// integers, where order cannot matter.
     const SUM_LANES: usize;
     /// Smallest value in the min/max order (for floats: negative quiet NaN
     /// with full payload, i.e. the least value under `total_cmp`).

@@ -1,30 +1,61 @@
 //! Scalar twins of the aggregates: the oracle every SIMD level must equal.
 //!
-//! Float sums follow the documented order of [`crate::agg::sum`]: lane
-//! `i % T::SUM_LANES` accumulates row `i`, then [`reduce_lanes`] folds the
-//! lanes pairwise. The SIMD leaves keep exactly this lane assignment, so every
-//! level returns the same bits.
+//! Float sums follow the documented order of [`crate::agg::sum`]: the rows
+//! split into two runs at [`sum_split`], row `i` accumulates into lane
+//! [`sum_lane`], then [`reduce_lanes`] folds the lanes pairwise. The SIMD
+//! leaves keep exactly this lane assignment, so every level returns the same
+//! bits.
 
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 
-/// Adds rows `start..v.len()` into `acc[i % lanes]` (the documented order).
+/// The most lanes a sum keeps: two runs of [`Num::SUM_LANES`] (64 for `f32`).
+pub(crate) const MAX_SUM_LANES: usize = 128;
+
+/// Where the second run of a float sum over `n` rows starts: half the whole
+/// 128-row pairs of blocks, `64 * (n / 128)` (0 below 128 rows). A multiple
+/// of 64, so of every [`Num::SUM_LANES`]: the runs' lanes line up with the
+/// vectors of a block. Two runs give a level twice the independent add
+/// chains of one: four 512-bit registers of lanes per run, eight in all,
+/// what a core with two 4-cycle adders needs.
+#[inline(always)]
+pub(crate) const fn sum_split(n: usize) -> usize {
+    64 * (n / 128)
+}
+
+/// The lane of row `i` in a sum whose second run starts at `h`
+/// ([`sum_split`]): `i % L` in the first run, `L + i % L` in the second.
+#[inline(always)]
+pub(crate) fn sum_lane<T: Num>(i: usize, h: usize) -> usize {
+    let lanes = T::SUM_LANES;
+    if lanes == 1 {
+        0
+    } else {
+        usize::from(i >= h) * lanes + i % lanes
+    }
+}
+
+/// Adds rows `start..v.len()` into their lanes (the documented order).
 #[inline]
 pub(crate) fn sum_into_lanes<T: Num>(acc: &mut [T::Sum], v: &[T], start: usize, m: RowMask<'_>) {
-    let lanes = T::SUM_LANES;
+    let h = sum_split(v.len());
     for (i, &x) in v.iter().enumerate().skip(start) {
         if m.get(i) {
-            let l = i % lanes;
+            let l = sum_lane::<T>(i, h);
             acc[l] = T::sum_add(acc[l], x.widen());
         }
     }
 }
 
-/// Folds `acc[..lanes]` pairwise: `acc[j] += acc[j + w]` for `w` halving
-/// from `lanes / 2` to 1. `lanes` is a power of two.
+/// Folds the lanes of both runs pairwise: `acc[j] += acc[j + w]` for `w`
+/// halving from `L` (each first-run lane takes its second-run twin) to 1.
 #[inline]
 pub(crate) fn reduce_lanes<T: Num>(acc: &mut [T::Sum]) -> T::Sum {
-    let mut w = T::SUM_LANES;
+    let mut w = if T::SUM_LANES > 1 {
+        2 * T::SUM_LANES
+    } else {
+        1
+    };
     while w > 1 {
         w /= 2;
         for j in 0..w {
@@ -37,7 +68,7 @@ pub(crate) fn reduce_lanes<T: Num>(acc: &mut [T::Sum]) -> T::Sum {
 /// Sum of the valid values (wrapping for integers, documented order for
 /// floats).
 pub(crate) fn sum<T: Num>(v: &[T], m: RowMask<'_>) -> T::Sum {
-    let mut acc = [T::SUM_ZERO; 64];
+    let mut acc = [T::SUM_ZERO; MAX_SUM_LANES];
     sum_into_lanes::<T>(&mut acc, v, 0, m);
     reduce_lanes::<T>(&mut acc)
 }
@@ -75,16 +106,16 @@ pub(crate) fn merge<T: Num>(a: (T, T), b: (T, T)) -> (T, T) {
 }
 
 /// Sum of `v[r]` for the listed rows `r` that `m` counts, in the documented
-/// order with row `r` in lane `r % lanes` (so a sorted list without repeats
-/// sums as the bitmap of the same rows does). Every row is below
-/// `v.len()` (checked by the caller).
+/// order with row `r` in lane [`sum_lane`] of a column of `v.len()` rows
+/// (so a sorted list without repeats sums as the bitmap of the same rows
+/// does). Every row is below `v.len()` (checked by the caller).
 pub(crate) fn sum_rows<T: Num>(v: &[T], rows: &[u32], m: RowMask<'_>) -> T::Sum {
-    let mut acc = [T::SUM_ZERO; 64];
-    let lanes = T::SUM_LANES;
+    let mut acc = [T::SUM_ZERO; MAX_SUM_LANES];
+    let h = sum_split(v.len());
     for &r in rows {
         let r = r as usize;
         if m.get(r) {
-            let l = r % lanes;
+            let l = sum_lane::<T>(r, h);
             acc[l] = T::sum_add(acc[l], v[r].widen());
         }
     }
@@ -123,27 +154,32 @@ pub(crate) fn count_rows(rows: &[u32], m: RowMask<'_>) -> usize {
 /// Sum of every value of `v`, in the documented order, as a loop the
 /// compiler vectorizes at the build's baseline (SSE2 on x86-64): lane
 /// `i % L` of a fixed array adds row `i` (`L` = [`Num::SUM_LANES`], or 8
-/// independent lanes for integers, where order cannot matter), then the
+/// independent lanes for integers, where order cannot matter), one run after
+/// the other (a float sum's second run into the next `L` lanes), then the
 /// lanes fold as [`reduce_lanes`] folds them. The same bits as [`sum`] with
 /// every row counted.
 #[inline(never)]
 pub(crate) fn sum_all<T: Num>(v: &[T]) -> T::Sum {
-    const MAX: usize = 64;
-    let lanes = if T::SUM_LANES > 1 { T::SUM_LANES } else { 8 };
-    let mut acc = [T::SUM_ZERO; MAX];
-    let mut chunks = v.chunks_exact(lanes);
-    for c in &mut chunks {
-        for (a, &x) in acc[..lanes].iter_mut().zip(c) {
+    let float = T::SUM_LANES > 1;
+    let lanes = if float { T::SUM_LANES } else { 8 };
+    let mut acc = [T::SUM_ZERO; MAX_SUM_LANES];
+    let (first, second) = v.split_at(if float { sum_split(v.len()) } else { 0 });
+    for (run, part) in [first, second].into_iter().enumerate() {
+        let acc = &mut acc[run * lanes..(run + 1) * lanes];
+        let mut chunks = part.chunks_exact(lanes);
+        for c in &mut chunks {
+            for (a, &x) in acc.iter_mut().zip(c) {
+                *a = T::sum_add(*a, x.widen());
+            }
+        }
+        for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
             *a = T::sum_add(*a, x.widen());
         }
     }
-    for (a, &x) in acc.iter_mut().zip(chunks.remainder()) {
-        *a = T::sum_add(*a, x.widen());
-    }
-    if T::SUM_LANES > 1 {
+    if float {
         reduce_lanes::<T>(&mut acc)
     } else {
-        acc[..lanes]
+        acc[..2 * lanes]
             .iter()
             .fold(T::SUM_ZERO, |s, &a| T::sum_add(s, a))
     }

@@ -160,9 +160,10 @@ sum32!(
 );
 
 /// Float sums in the documented order: 16 registers of `LANES` lanes hold
-/// lanes `0..16 * LANES` (32 for f64, 64 for f32); vector `j` of a block goes
-/// to register `j % 16`, which is lane `row % (16 * LANES)`. Null lanes add
-/// `-0.0`, the exact additive identity.
+/// one run's lanes (`16 * LANES`: 32 for f64, 64 for f32), the first run then
+/// the second (`scalar::agg::sum_split`); vector `j` of a block goes to
+/// register `j % 16`, which is lane `row % (16 * LANES)` of its run. Null
+/// lanes add `-0.0`, the exact additive identity.
 macro_rules! float_sum {
     ($name:ident, $t:ty, $u:ty, $lanes:expr, $dup:ident, $ld:ident, $add:ident, $bsl:ident,
      $st:ident, $mask:ident) => {
@@ -175,41 +176,45 @@ macro_rules! float_sum {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
+            let split = scalar::sum_split(v.len()) / 64;
+            let mut lanes = [<$t as Num>::SUM_ZERO; scalar::MAX_SUM_LANES];
             // SAFETY: loads read L rows inside block `b < full`; the stores
-            // write 16 * L <= 64 lanes into `lanes`; NEON is enabled.
+            // write 2 * 16 * L <= MAX_SUM_LANES lanes into `lanes`; NEON is
+            // enabled.
             unsafe {
                 let neg0 = $dup(-0.0);
-                let mut acc = [neg0; 16];
-                let mut b = 0;
-                while b < full {
-                    // A run of blocks without nulls is its own loop, so the
-                    // 16 accumulators stay in registers there (one loop with
-                    // both paths spilled some to the stack).
-                    while b < full && m.word(b) == !0 {
-                        let base = v.as_ptr().add(b * 64);
-                        for j in 0..PER_BLOCK {
-                            let x = $ld(base.add(L * j));
-                            acc[j % 16] = $add(acc[j % 16], x);
+                for (run, end) in [split, full].into_iter().enumerate() {
+                    let mut acc = [neg0; 16];
+                    let mut b = if run == 0 { 0 } else { split };
+                    while b < end {
+                        // A run of blocks without nulls is its own loop, so
+                        // the 16 accumulators stay in registers there (one
+                        // loop with both paths spilled some to the stack).
+                        while b < end && m.word(b) == !0 {
+                            let base = v.as_ptr().add(b * 64);
+                            for j in 0..PER_BLOCK {
+                                let x = $ld(base.add(L * j));
+                                acc[j % 16] = $add(acc[j % 16], x);
+                            }
+                            b += 1;
+                        }
+                        if b == end {
+                            break;
+                        }
+                        let w = m.word(b);
+                        if w != 0 {
+                            let base = v.as_ptr().add(b * 64);
+                            for j in 0..PER_BLOCK {
+                                let x = $ld(base.add(L * j));
+                                let m = $mask(w >> (L * j));
+                                acc[j % 16] = $add(acc[j % 16], $bsl(m, x, neg0));
+                            }
                         }
                         b += 1;
                     }
-                    if b == full {
-                        break;
+                    for (r, a) in acc.iter().enumerate() {
+                        $st(lanes.as_mut_ptr().add((16 * run + r) * L), *a);
                     }
-                    let w = m.word(b);
-                    if w != 0 {
-                        let base = v.as_ptr().add(b * 64);
-                        for j in 0..PER_BLOCK {
-                            let x = $ld(base.add(L * j));
-                            let m = $mask(w >> (L * j));
-                            acc[j % 16] = $add(acc[j % 16], $bsl(m, x, neg0));
-                        }
-                    }
-                    b += 1;
-                }
-                for (r, a) in acc.iter().enumerate() {
-                    $st(lanes.as_mut_ptr().add(r * L), *a);
                 }
             }
             scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, m);

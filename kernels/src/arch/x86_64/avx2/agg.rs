@@ -242,8 +242,9 @@ narrow_sum!(sum_i32, sum_all_i32, i32, i64, _mm256_srai_epi32, true);
 narrow_sum!(sum_u32, sum_all_u32, u32, u64, _mm256_srli_epi32, false);
 
 /// Float sums in the documented order: `8` registers of `LANES` lanes each
-/// hold lanes `0..8 * LANES` (32 for f64, 64 for f32); vector `j` of a block
-/// goes to register `j % 8`, which is lane `row % (8 * LANES)`. Null lanes
+/// hold one run's lanes (`8 * LANES`: 32 for f64, 64 for f32), the first run
+/// then the second (`scalar::agg::sum_split`); vector `j` of a block goes to
+/// register `j % 8`, which is lane `row % (8 * LANES)` of its run. Null lanes
 /// add `-0.0`, the exact additive identity.
 macro_rules! float_sum {
     ($name:ident, $t:ty, $vec:ty, $lanes:expr, $setzero:ident, $set1:ident, $load:ident,
@@ -257,45 +258,49 @@ macro_rules! float_sum {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
             let full = v.len() / 64;
-            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
-            // SAFETY: loads read L rows inside block `b < full`; the store
-            // writes 8 * L <= 64 lanes into `lanes`; AVX2 is enabled.
+            let split = scalar::sum_split(v.len()) / 64;
+            let mut lanes = [<$t as Num>::SUM_ZERO; scalar::MAX_SUM_LANES];
+            // SAFETY: loads read L rows inside block `b < full`; the stores
+            // write 2 * 8 * L <= MAX_SUM_LANES lanes into `lanes`; AVX2 is
+            // enabled.
             unsafe {
                 let neg0 = $set1(-0.0);
-                let mut acc = [neg0; 8];
-                // With every row counted, two blocks an iteration and no
-                // block word: the same lanes (128 rows is a whole number of
-                // 8 * L), half the loop overhead.
-                let mut from = 0;
-                if m.is_all() {
-                    let pairs = full / 2;
-                    for i in 0..pairs {
-                        let base = v.as_ptr().add(i * 128);
-                        for j in 0..2 * PER_BLOCK {
-                            let x = $load(base.add(L * j));
-                            acc[j % 8] = $add(acc[j % 8], x);
+                for (run, (b0, b1)) in [(0, split), (split, full)].into_iter().enumerate() {
+                    let mut acc = [neg0; 8];
+                    // With every row counted, two blocks an iteration and no
+                    // block word: the same lanes (128 rows is a whole number
+                    // of 8 * L), half the loop overhead.
+                    let mut from = b0;
+                    if m.is_all() {
+                        let pairs = (b1 - b0) / 2;
+                        for i in 0..pairs {
+                            let base = v.as_ptr().add((b0 + 2 * i) * 64);
+                            for j in 0..2 * PER_BLOCK {
+                                let x = $load(base.add(L * j));
+                                acc[j % 8] = $add(acc[j % 8], x);
+                            }
+                        }
+                        from = b0 + 2 * pairs;
+                    }
+                    for b in from..b1 {
+                        let w = m.word(b);
+                        let base = v.as_ptr().add(b * 64);
+                        if w == !0 {
+                            for j in 0..PER_BLOCK {
+                                let x = $load(base.add(L * j));
+                                acc[j % 8] = $add(acc[j % 8], x);
+                            }
+                        } else if w != 0 {
+                            for j in 0..PER_BLOCK {
+                                let x = $load(base.add(L * j));
+                                let m = $cast($mask(w >> (L * j)));
+                                acc[j % 8] = $add(acc[j % 8], $blend(neg0, x, m));
+                            }
                         }
                     }
-                    from = 2 * pairs;
-                }
-                for b in from..full {
-                    let w = m.word(b);
-                    let base = v.as_ptr().add(b * 64);
-                    if w == !0 {
-                        for j in 0..PER_BLOCK {
-                            let x = $load(base.add(L * j));
-                            acc[j % 8] = $add(acc[j % 8], x);
-                        }
-                    } else if w != 0 {
-                        for j in 0..PER_BLOCK {
-                            let x = $load(base.add(L * j));
-                            let m = $cast($mask(w >> (L * j)));
-                            acc[j % 8] = $add(acc[j % 8], $blend(neg0, x, m));
-                        }
+                    for (r, a) in acc.iter().enumerate() {
+                        $store(lanes.as_mut_ptr().add((8 * run + r) * L), *a);
                     }
-                }
-                for (r, a) in acc.iter().enumerate() {
-                    $store(lanes.as_mut_ptr().add(r * L), *a);
                 }
             }
             scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, m);

@@ -5,8 +5,8 @@
 //! there and valid take plain loads instead (constant all-ones masks, which
 //! compile to unmasked instructions): moving a mask into a mask register is
 //! one more instruction per vector on the shuffle port.
-//! Float sums keep the documented lane assignment (4 registers: lane
-//! `row % 32` for f64, `row % 64` for f32), so results equal the scalar twin.
+//! Float sums keep the documented lane assignment (4 registers a run, both
+//! runs at once: `scalar::agg::sum_lane`), so results equal the scalar twin.
 
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
@@ -348,47 +348,62 @@ macro_rules! float_sum {
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             const L: usize = $lanes;
             let n = v.len();
-            let mut lanes = [<$t as Num>::SUM_ZERO; 64];
+            // Blocks in the first run; the second starts at block `k`.
+            let k = scalar::sum_split(n) / 64;
+            let mut lanes = [<$t as Num>::SUM_ZERO; scalar::MAX_SUM_LANES];
             // SAFETY: loads as in `int_sum`: plain ones only for blocks of 64
             // rows below n, masked ones enabling only rows < n. The stores
-            // write 4 * L <= 64 lanes into `lanes`.
+            // write 2 * 4 * L <= MAX_SUM_LANES lanes into `lanes`.
             unsafe {
-                let mut acc = [$set1(-0.0); 4];
-                // With every row counted, two blocks an iteration and no
-                // block word: the same lanes (128 rows is a whole number of
-                // 4 * L), half the loop overhead.
-                let mut from = 0;
+                // Four registers a run; block `i` of the first run and block
+                // `k + i` of the second go in the same step, so eight add
+                // chains are in flight.
+                let mut acc = [[$set1(-0.0); 4]; 2];
+                macro_rules! block {
+                    ($r:expr, $b:expr) => {{
+                        let b = $b;
+                        let w = block_word(m, n, b);
+                        let base = v.as_ptr().wrapping_add(b * 64);
+                        if w == !0 {
+                            // Same lanes, no mask register (see `int_sum`).
+                            for j in 0..64 / L {
+                                let x = $load(base.wrapping_add(L * j));
+                                acc[$r][j % 4] = $add(acc[$r][j % 4], x);
+                            }
+                        } else if w != 0 {
+                            for j in 0..64 / L {
+                                let m = (w >> (L * j)) as $mt;
+                                let x = $loadz(m, base.wrapping_add(L * j));
+                                // Masked add: null lanes keep their accumulator.
+                                acc[$r][j % 4] = $madd(acc[$r][j % 4], m, acc[$r][j % 4], x);
+                            }
+                        }
+                    }};
+                }
                 if m.is_all() {
-                    let pairs = n / 128;
-                    for i in 0..pairs {
-                        let base = v.as_ptr().add(i * 128);
-                        for j in 0..128 / L {
-                            let x = $load(base.add(L * j));
-                            acc[j % 4] = $add(acc[j % 4], x);
+                    // With every row counted, no block word.
+                    for i in 0..k {
+                        let (a, b) = (v.as_ptr().add(i * 64), v.as_ptr().add((k + i) * 64));
+                        for j in 0..64 / L {
+                            acc[0][j % 4] = $add(acc[0][j % 4], $load(a.add(L * j)));
+                            acc[1][j % 4] = $add(acc[1][j % 4], $load(b.add(L * j)));
                         }
                     }
-                    from = 2 * pairs;
-                }
-                for b in from..n.div_ceil(64) {
-                    let w = block_word(m, n, b);
-                    let base = v.as_ptr().wrapping_add(b * 64);
-                    if w == !0 {
-                        // Same lanes, no mask register (see `int_sum`).
-                        for j in 0..64 / L {
-                            let x = $load(base.wrapping_add(L * j));
-                            acc[j % 4] = $add(acc[j % 4], x);
-                        }
-                    } else if w != 0 {
-                        for j in 0..64 / L {
-                            let m = (w >> (L * j)) as $mt;
-                            let x = $loadz(m, base.wrapping_add(L * j));
-                            // Masked add: null lanes keep their accumulator.
-                            acc[j % 4] = $madd(acc[j % 4], m, acc[j % 4], x);
-                        }
+                } else {
+                    for i in 0..k {
+                        block!(0, i);
+                        block!(1, k + i);
                     }
                 }
-                for (r, a) in acc.iter().enumerate() {
-                    $store(lanes.as_mut_ptr().add(r * L), *a);
+                // The second run's last blocks (up to two, the partial one
+                // masked).
+                for b in 2 * k..n.div_ceil(64) {
+                    block!(1, b);
+                }
+                for (r, run) in acc.iter().enumerate() {
+                    for (q, a) in run.iter().enumerate() {
+                        $store(lanes.as_mut_ptr().add((4 * r + q) * L), *a);
+                    }
                 }
             }
             scalar::reduce_lanes::<$t>(&mut lanes)
