@@ -6,7 +6,7 @@
 use crate::arch::mask::RowMask;
 use crate::arch::num::Num;
 use crate::arch::scalar::agg as scalar;
-use crate::arch::x86_64::{PREFETCH_MIN_BYTES, prefetch_lines};
+use crate::arch::x86_64::{PREFETCH_MIN_BYTES, head_rows, prefetch_lines};
 use core::arch::x86_64::*;
 
 pub(crate) use super::narrow::{
@@ -45,9 +45,19 @@ macro_rules! int_sum {
         /// The CPU supports AVX2; `m` covers `v.len()` rows.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $sum {
+            if m.is_all() {
+                let head = head_rows(v);
+                if head != 0 {
+                    // SAFETY: forwarded; the rest starts on a line.
+                    let rest = unsafe { $name(&v[head..], m) };
+                    return rest.wrapping_add(scalar::sum(&v[..head], m));
+                }
+            }
             let full = v.len() / 64;
-            // SAFETY: every load reads 4 rows inside block `b < full`, so
-            // inside `v`; AVX2 is enabled on this leaf.
+            let mut rows = full * 64;
+            // SAFETY: every load reads 4 rows inside block `b < full`, or
+            // from `rows` with `rows + 4 <= v.len()`, so inside `v`; AVX2 is
+            // enabled on this leaf.
             let simd = unsafe {
                 let mut acc = [_mm256_setzero_si256(); 4];
                 for b in 0..full {
@@ -66,6 +76,16 @@ macro_rules! int_sum {
                         }
                     }
                 }
+                if m.is_all() {
+                    // Whole vectors of the tail too: a column that starts
+                    // off a line (see above) has up to 63 rows past its
+                    // last block.
+                    while rows + 4 <= v.len() {
+                        let $p = v.as_ptr().add(rows);
+                        acc[0] = _mm256_add_epi64(acc[0], $load);
+                        rows += 4;
+                    }
+                }
                 let s = _mm256_add_epi64(
                     _mm256_add_epi64(acc[0], acc[1]),
                     _mm256_add_epi64(acc[2], acc[3]),
@@ -74,8 +94,7 @@ macro_rules! int_sum {
                 _mm256_storeu_si256(lanes.as_mut_ptr().cast(), s);
                 lanes.iter().fold(0i64, |a, &b| a.wrapping_add(b)) as $sum
             };
-            let tail_val = m.skip(full * 64);
-            simd.wrapping_add(scalar::sum(&v[full * 64..], tail_val))
+            simd.wrapping_add(scalar::sum(&v[rows..], m.skip(rows)))
         }
     };
 }
@@ -126,7 +145,8 @@ fn fold_exact<const SIGNED: bool>(w: &[__m256i; 4], h: &[__m256i; 4]) -> u64 {
 }
 
 /// The 32-bit sums of every row: [`narrow_sum`]'s split over whole 64-row
-/// blocks with no mask words, the tail by the scalar twin, for columns
+/// blocks with no mask words from the first 64-byte line on
+/// ([`head_rows`]), the rows before it and the tail by the scalar twin, for columns
 /// under `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::avx2_prefetch`.
 macro_rules! narrow_sum_all {
     ($name:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
@@ -136,7 +156,8 @@ macro_rules! narrow_sum_all {
         /// The CPU supports AVX2.
         #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
         pub(crate) unsafe fn $name<const PREFETCH: bool>(v: &[$t]) -> $sum {
-            let mut total: $sum = 0;
+            let (head, v) = v.split_at(head_rows(v));
+            let mut total: $sum = scalar::sum(head, RowMask::ALL);
             let mut blocks = v.chunks_exact(64);
             loop {
                 let mut w = [_mm256_setzero_si256(); 4];
@@ -160,7 +181,20 @@ macro_rules! narrow_sum_all {
                     break;
                 }
             }
-            total.wrapping_add(scalar::sum(blocks.remainder(), RowMask::ALL))
+            // The rest's whole vectors (up to 7 a lane, exact), then its
+            // last rows.
+            let mut rest = blocks.remainder().chunks_exact(8);
+            let mut w = [_mm256_setzero_si256(); 4];
+            let mut h = [_mm256_setzero_si256(); 4];
+            for c in &mut rest {
+                // SAFETY: the chunk holds 8 values; AVX2 is enabled.
+                let x = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+                w[0] = _mm256_add_epi32(w[0], x);
+                h[0] = _mm256_add_epi32(h[0], $high::<16>(x));
+            }
+            total
+                .wrapping_add(fold_exact::<$signed>(&w, &h) as $sum)
+                .wrapping_add(scalar::sum(rest.remainder(), RowMask::ALL))
         }
     };
 }
@@ -247,8 +281,8 @@ narrow_sum!(sum_u32, sum_all_u32, u32, u64, _mm256_srli_epi32, false);
 /// register `j % 8`, which is lane `row % (8 * LANES)` of its run. Null lanes
 /// add `-0.0`, the exact additive identity.
 macro_rules! float_sum {
-    ($name:ident, $t:ty, $vec:ty, $lanes:expr, $setzero:ident, $set1:ident, $load:ident,
-     $add:ident, $blend:ident, $store:ident, $mask:ident, $cast:ident) => {
+    ($name:ident, $aligned:ident, $t:ty, $vec:ty, $lanes:expr, $setzero:ident, $set1:ident,
+     $load:ident, $add:ident, $blend:ident, $store:ident, $mask:ident, $cast:ident) => {
         /// Sum of the valid values in the documented order.
         ///
         /// # Safety
@@ -257,6 +291,10 @@ macro_rules! float_sum {
         pub(crate) unsafe fn $name(v: &[$t], m: RowMask<'_>) -> $t {
             const L: usize = $lanes;
             const PER_BLOCK: usize = 64 / L;
+            if m.is_all() && v.len() >= ALIGN_FROM_ROWS && v.as_ptr().addr() % 32 != 0 {
+                // SAFETY: forwarded.
+                return unsafe { $aligned(v) };
+            }
             let full = v.len() / 64;
             let split = scalar::sum_split(v.len()) / 64;
             let mut lanes = [<$t as Num>::SUM_ZERO; scalar::MAX_SUM_LANES];
@@ -306,11 +344,82 @@ macro_rules! float_sum {
             scalar::sum_into_lanes::<$t>(&mut lanes, v, full * 64, m);
             scalar::reduce_lanes::<$t>(&mut lanes)
         }
+
+        /// Sum of every value of `v`, which starts off a 32-byte boundary, in
+        /// the documented order, with loads on those boundaries (none splits
+        /// a line). Each run adds the rows before its first boundary into
+        /// their lanes by the scalar twin's rule, walks whole vectors from
+        /// there (vector `g` to register `g % 8`, so position `q` of
+        /// register `t` keeps lane `(start + t * L + q) mod 8L`, the lanes
+        /// loaded into the registers rotated and stored back so), then adds
+        /// the rows after the last whole vector. Every lane still takes its
+        /// rows in increasing order.
+        ///
+        /// # Safety
+        /// The CPU supports AVX2; `v.len() >= ALIGN_FROM_ROWS`.
+        #[target_feature(enable = "avx2,bmi1,bmi2,popcnt,fma")]
+        unsafe fn $aligned(v: &[$t]) -> $t {
+            const L: usize = $lanes;
+            const RUN: usize = 8 * L;
+            let n = v.len();
+            let h = scalar::sum_split(n);
+            // Rows before a boundary, the same at both runs' starts (`h`
+            // rows are a whole number of 512 bytes).
+            let p = (v.as_ptr().addr().wrapping_neg() % 32) / core::mem::size_of::<$t>();
+            let mut lanes = [<$t as Num>::SUM_ZERO; scalar::MAX_SUM_LANES];
+            for (run, (lo, hi)) in [(0, h), (h, n)].into_iter().enumerate() {
+                let lanes = &mut lanes[run * RUN..(run + 1) * RUN];
+                let add_rows = |lanes: &mut [$t], rows: core::ops::Range<usize>| {
+                    for i in rows {
+                        lanes[i % RUN] += v[i];
+                    }
+                };
+                let start = (lo + p).min(hi);
+                add_rows(lanes, lo..start);
+                let vecs = (hi - start) / L;
+                let rot = start % RUN;
+                let mut held = [<$t as Num>::SUM_ZERO; RUN];
+                for (k, x) in held.iter_mut().enumerate() {
+                    *x = lanes[(rot + k) % RUN];
+                }
+                // SAFETY: vector `g < vecs` reads rows `start + g * L ..
+                // start + g * L + L`, inside `lo..hi`; `held` has 8 * L
+                // lanes; AVX2 is enabled.
+                unsafe {
+                    let base = v.as_ptr().add(start);
+                    let mut acc: [$vec; 8] =
+                        core::array::from_fn(|t| $load(held.as_ptr().add(t * L)));
+                    for g in 0..vecs / 8 {
+                        for (j, a) in acc.iter_mut().enumerate() {
+                            *a = $add(*a, $load(base.add((8 * g + j) * L)));
+                        }
+                    }
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        if j < vecs % 8 {
+                            *a = $add(*a, $load(base.add((vecs / 8 * 8 + j) * L)));
+                        }
+                    }
+                    for (t, a) in acc.iter().enumerate() {
+                        $store(held.as_mut_ptr().add(t * L), *a);
+                    }
+                }
+                for (k, &x) in held.iter().enumerate() {
+                    lanes[(rot + k) % RUN] = x;
+                }
+                add_rows(lanes, start + vecs * L..hi);
+            }
+            scalar::reduce_lanes::<$t>(&mut lanes)
+        }
     };
 }
 
+/// Unmasked float sums of at least this many rows whose column starts off
+/// a 32-byte boundary take loads on the boundaries (`sum_f64_aligned`).
+const ALIGN_FROM_ROWS: usize = 256;
+
 float_sum!(
     sum_f64,
+    sum_f64_aligned,
     f64,
     __m256d,
     4,
@@ -325,6 +434,7 @@ float_sum!(
 );
 float_sum!(
     sum_f32,
+    sum_f32_aligned,
     f32,
     __m256,
     8,
