@@ -146,8 +146,9 @@ fn fold_exact<const SIGNED: bool>(w: &[__m256i; 4], h: &[__m256i; 4]) -> u64 {
 
 /// The 32-bit sums of every row: [`narrow_sum`]'s split over whole 64-row
 /// blocks with no mask words from the first 64-byte line on
-/// ([`head_rows`]), the rows before it and the tail by the scalar twin, for columns
-/// under `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::avx2_prefetch`.
+/// ([`head_rows`]), then over the whole vectors left; the rows before the
+/// line and the last ones (under 8) by the scalar twin. For columns under
+/// `agg::UNMASKED_32_BELOW_BYTES`. `PREFETCH`: see `cpu::avx2_prefetch`.
 macro_rules! narrow_sum_all {
     ($name:ident, $t:ty, $sum:ty, $high:ident, $signed:expr) => {
         /// Exact sum of every value, in 64 bits (wrapping past them).
