@@ -16,8 +16,10 @@ pub(crate) const MAX_SUM_LANES: usize = 128;
 /// 128-row pairs of blocks, `64 * (n / 128)` (0 below 128 rows). A multiple
 /// of 64, so of every [`Num::SUM_LANES`]: the runs' lanes line up with the
 /// vectors of a block. Two runs give a level twice the independent add
-/// chains of one: four 512-bit registers of lanes per run, eight in all,
-/// what a core with two 4-cycle adders needs.
+/// chains of one: four 512-bit registers of lanes a run, eight in all, as
+/// many as the bench's ceiling loop keeps. With four, the `f64` sum in L1
+/// ran at 0.67-0.72 of that loop on an Intel model 167, with eight at
+/// 0.97-1.01 (`bench/results/2026-12-07-kernels-f64-two-runs-intel.md`).
 #[inline(always)]
 pub(crate) const fn sum_split(n: usize) -> usize {
     64 * (n / 128)
