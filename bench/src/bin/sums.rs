@@ -1,7 +1,9 @@
 //! Column sums at every size, with the yardsticks in the same rounds:
 //! keel as dispatched, keel's AVX-512 and AVX2 leaves pinned, arrow-rs's
 //! `sum`, a hand-written ceiling loop (eight independent accumulators of the
-//! widest vectors, no masks, no tail handling beyond a scalar remainder),
+//! widest vectors, no masks, no tail handling beyond a scalar remainder;
+//! for `i32` a wrapping sum, and beside it an exact one, which does the
+//! work keel's exact sum does),
 //! and read-only passes over the same buffer with 512-bit and with 256-bit
 //! loads (the faster of the two is the bandwidth yardstick for the
 //! share-of-bandwidth column, named with its width). GB/s of input, medians of interleaved
@@ -113,7 +115,85 @@ mod ceiling {
         _mm512_reduce_add_epi32(s)
             .wrapping_add(ch.remainder().iter().fold(0i32, |a, &b| a.wrapping_add(b)))
     }
+
+    /// The exact 64-bit sum of 32-bit values, by hand, the fastest way we
+    /// know: per vector a wrapping 32-bit add of the values and an add of
+    /// their high halves (with VNNI one `vpdpwssd` by the words (0, 1), else
+    /// a shift and an add), eight chains of each; every 4096 steps the
+    /// lanes fold into 64 bits as (high halves << 16) + the low halves,
+    /// which are the wrapping sum less the high halves << 16.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F (and VNNI when `VNNI`).
+    #[inline(always)]
+    unsafe fn i32s_exact<const VNNI: bool>(v: &[i32]) -> i64 {
+        // SAFETY: the callers enable AVX-512 F (and VNNI with `VNNI`); each
+        // chunk holds 128 values, so the loads at 16 * j lie inside it.
+        unsafe {
+            let mut total = _mm512_setzero_si512();
+            let mut ch = v.chunks_exact(128);
+            loop {
+                let mut w = [_mm512_setzero_si512(); 8];
+                let mut h = [_mm512_setzero_si512(); 8];
+                let mut k = 0;
+                for c in ch.by_ref().take(4096) {
+                    for j in 0..8 {
+                        let x = _mm512_loadu_si512(c.as_ptr().add(16 * j).cast());
+                        w[j] = _mm512_add_epi32(w[j], x);
+                        h[j] = if VNNI {
+                            _mm512_dpwssd_epi32(h[j], x, _mm512_set1_epi32(1 << 16))
+                        } else {
+                            _mm512_add_epi32(h[j], _mm512_srai_epi32::<16>(x))
+                        };
+                    }
+                    k += 1;
+                }
+                // Per lane at most 8 * 4096 high halves (each |h| <= 2^15:
+                // the sum under 2^31) and as many low halves (each under
+                // 2^16: the sum under 2^32).
+                let ws = w.iter().fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
+                let hs = h.iter().fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
+                let lo = _mm512_sub_epi32(ws, _mm512_slli_epi32::<16>(hs));
+                for (hh, ll) in [
+                    (_mm512_castsi512_si256(hs), _mm512_castsi512_si256(lo)),
+                    (_mm512_extracti64x4_epi64::<1>(hs), _mm512_extracti64x4_epi64::<1>(lo)),
+                ] {
+                    let hi = _mm512_slli_epi64::<16>(_mm512_cvtepi32_epi64(hh));
+                    total = _mm512_add_epi64(total, hi);
+                    total = _mm512_add_epi64(total, _mm512_cvtepu32_epi64(ll));
+                }
+                if k < 4096 {
+                    break;
+                }
+            }
+            _mm512_reduce_add_epi64(total)
+                .wrapping_add(ch.remainder().iter().map(|&x| x as i64).sum::<i64>())
+        }
+    }
+
+    /// [`i32s_exact`] with VNNI.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F and VNNI.
+    #[target_feature(enable = "avx512f,avx512vnni")]
+    pub unsafe fn i32s_exact_vnni(v: &[i32]) -> i64 {
+        // SAFETY: forwarded.
+        unsafe { i32s_exact::<true>(v) }
+    }
+
+    /// [`i32s_exact`] without VNNI.
+    ///
+    /// # Safety
+    /// The CPU supports AVX-512 F.
+    #[target_feature(enable = "avx512f")]
+    pub unsafe fn i32s_exact_shift(v: &[i32]) -> i64 {
+        // SAFETY: forwarded.
+        unsafe { i32s_exact::<false>(v) }
+    }
 }
+
+/// An exact ceiling loop (see [`Col::exact_ceiling`]).
+type ExactSum<T, S> = unsafe fn(&[T]) -> S;
 
 trait Col: Element + arrow_array::ArrowNativeTypeOp {
     type A: ArrowPrimitiveType<Native = Self>;
@@ -121,6 +201,12 @@ trait Col: Element + arrow_array::ArrowNativeTypeOp {
     /// # Safety
     /// The CPU supports AVX-512 F.
     unsafe fn ceiling(v: &[Self]) -> Self;
+    /// A ceiling loop that computes what keel's sum does where the plain
+    /// one does less (the exact sum of `i32`, which the wrapping loop is
+    /// not); `None` where the plain ceiling already does the same work.
+    fn exact_ceiling() -> Option<ExactSum<Self, Self::Sum>> {
+        None
+    }
 }
 impl Col for i64 {
     type A = Int64Type;
@@ -150,6 +236,15 @@ impl Col for i32 {
     unsafe fn ceiling(v: &[i32]) -> i32 {
         // SAFETY: forwarded.
         unsafe { ceiling::i32s(v) }
+    }
+    fn exact_ceiling() -> Option<unsafe fn(&[i32]) -> i64> {
+        // SAFETY (of the calls): `main` checked the CPU has AVX-512, and
+        // VNNI is picked only where it is detected.
+        Some(if is_x86_feature_detected!("avx512vnni") {
+            ceiling::i32s_exact_vnni
+        } else {
+            ceiling::i32s_exact_shift
+        })
     }
 }
 
@@ -189,7 +284,13 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
         let a = arr.slice(0, n);
         let bytes = std::mem::size_of_val(v);
         let raw = bytes_of(v);
-        let mut c = [
+        let exact = T::exact_ceiling();
+        if let Some(f) = exact {
+            // The yardstick must compute what keel does.
+            // SAFETY: see `Col::exact_ceiling`.
+            assert_eq!(unsafe { f(v) }, k.sum(v), "{}: exact ceiling differs from keel", T::NAME);
+        }
+        let mut c = vec![
             Contender::new("keel", || {
                 gbps(bytes, || {
                     black_box(k.sum(black_box(v)));
@@ -227,6 +328,14 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
                 })
             }),
         ];
+        if let Some(f) = exact {
+            c.push(Contender::new("exact ceiling", move || {
+                gbps(bytes, || {
+                    // SAFETY: see `Col::exact_ceiling`.
+                    black_box(unsafe { f(black_box(v)) });
+                })
+            }));
+        }
         // Interleaved rounds after one warm-up sample each, as
         // `keel_bench::interleave`, keeping the rounds for the ratio spread.
         for x in c.iter_mut() {
@@ -262,6 +371,11 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
             format!("{:.2}", m[0] / m[3]),
             format!("{lo:.2}-{hi:.2}"),
             format!("{:.2}", m[0] / m[4]),
+            match m.get(7) {
+                Some(e) => format!("{e:.1} ({:.2})", e * 1e9 / hz),
+                None => "-".to_string(),
+            },
+            m.get(7).map_or("-".to_string(), |e| format!("{:.2}", m[0] / e)),
             format!("{:.2}", m[0] / read),
         ]);
         eprintln!("{:?}", rows.last().unwrap());
@@ -379,6 +493,8 @@ fn main() -> std::process::ExitCode {
             "keel/arrow",
             "keel/arrow rounds",
             "keel/ceiling",
+            "exact ceiling (B/cyc)",
+            "keel/exact ceiling",
             "keel/read",
         ],
         &rows,
