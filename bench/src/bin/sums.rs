@@ -151,12 +151,19 @@ mod ceiling {
                 // Per lane at most 8 * 4096 high halves (each |h| <= 2^15:
                 // the sum under 2^31) and as many low halves (each under
                 // 2^16: the sum under 2^32).
-                let ws = w.iter().fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
-                let hs = h.iter().fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
+                let ws = w
+                    .iter()
+                    .fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
+                let hs = h
+                    .iter()
+                    .fold(_mm512_setzero_si512(), |a, &b| _mm512_add_epi32(a, b));
                 let lo = _mm512_sub_epi32(ws, _mm512_slli_epi32::<16>(hs));
                 for (hh, ll) in [
                     (_mm512_castsi512_si256(hs), _mm512_castsi512_si256(lo)),
-                    (_mm512_extracti64x4_epi64::<1>(hs), _mm512_extracti64x4_epi64::<1>(lo)),
+                    (
+                        _mm512_extracti64x4_epi64::<1>(hs),
+                        _mm512_extracti64x4_epi64::<1>(lo),
+                    ),
                 ] {
                     let hi = _mm512_slli_epi64::<16>(_mm512_cvtepi32_epi64(hh));
                     total = _mm512_add_epi64(total, hi);
@@ -288,7 +295,12 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
         if let Some(f) = exact {
             // The yardstick must compute what keel does.
             // SAFETY: see `Col::exact_ceiling`.
-            assert_eq!(unsafe { f(v) }, k.sum(v), "{}: exact ceiling differs from keel", T::NAME);
+            assert_eq!(
+                unsafe { f(v) },
+                k.sum(v),
+                "{}: exact ceiling differs from keel",
+                T::NAME
+            );
         }
         let mut c = vec![
             Contender::new("keel", || {
@@ -375,7 +387,8 @@ fn run<T: Col>(sizes: &[usize], rounds: usize, off: usize, hz: f64, rows: &mut V
                 Some(e) => format!("{e:.1} ({:.2})", e * 1e9 / hz),
                 None => "-".to_string(),
             },
-            m.get(7).map_or("-".to_string(), |e| format!("{:.2}", m[0] / e)),
+            m.get(7)
+                .map_or("-".to_string(), |e| format!("{:.2}", m[0] / e)),
             format!("{:.2}", m[0] / read),
         ]);
         eprintln!("{:?}", rows.last().unwrap());
