@@ -330,7 +330,7 @@ where
         // or a pair for the first column and the count and one for each
         // two columns after it (`wide_cols`).
         let per = match cols {
-            1 if !float => wide_lanes(slots),
+            1 if !float => wide_lanes(slots, rows, close_repeats(&keys, start, n)),
             1 => 1,
             c => c / 2 + 1,
         };
@@ -430,10 +430,46 @@ pub(crate) fn wide_pays(slots: usize, rows: usize) -> bool {
 }
 
 /// [`wide`]'s lanes a slot for integer sums: as many as keep its scratch
-/// in 32 KiB (the pairs' stack scratch), a power of two from 1 to 8.
-fn wide_lanes(slots: usize) -> usize {
-    let l = (PAIR_SLOTS * 8 / slots.max(1)).clamp(1, 8);
-    1 << l.ilog2()
+/// in 32 KiB (the pairs' stack scratch), a power of two from 1 to 8. Where
+/// rows come back to a slot within a few rows (`close`, from
+/// [`close_repeats`]), up to [`CLOSE_LANES`], as many as keep the scratch
+/// within `rows` pairs and [`CLOSE_PAIRS`]: one lane a slot makes each such
+/// row wait on its slot's last store (a store-to-load round trip and an
+/// add, about 7 cycles on Zen 4), where with lanes it adds beside it.
+fn wide_lanes(slots: usize, rows: usize, close: bool) -> usize {
+    let pow2 = |l: usize| 1 << l.ilog2();
+    let fit = pow2((PAIR_SLOTS * 8 / slots.max(1)).clamp(1, 8));
+    if !close {
+        return fit;
+    }
+    let room = (rows.min(CLOSE_PAIRS) / slots.max(1)).clamp(1, CLOSE_LANES);
+    fit.max(pow2(room))
+}
+
+/// Lanes a slot where rows come back to a slot: over 4096 two-byte codes
+/// with nine rows in ten on one, 8 lanes ran 0.24x one lane's time and 4
+/// lanes 0.29x (`bench/results/2026-12-08-kernels-grouped-close-lanes-zen4.md`).
+const CLOSE_LANES: usize = 8;
+
+/// The most pairs (16 bytes each: 1 MiB) a scratch takes for close lanes.
+const CLOSE_PAIRS: usize = 1 << 16;
+
+/// Rows [`close_repeats`] samples.
+const CLOSE_SAMPLE: usize = 256;
+
+/// Whether, among the first [`CLOSE_SAMPLE`] rows from `start` (counted
+/// or not: the sample only reads keys, all of which are in the layout),
+/// more than one in eight has the slot of one of the three rows before it.
+fn close_repeats(keys: &KeyCols<'_>, start: usize, n: usize) -> bool {
+    let end = n.min(start + CLOSE_SAMPLE);
+    let mut last = [usize::MAX; 3];
+    let mut close = 0;
+    for i in start..end {
+        let s = keys.slot(i);
+        close += usize::from(last.contains(&s));
+        last[i % 3] = s;
+    }
+    close * 8 > end - start
 }
 
 /// [`wide`] (one column, `per` lanes: 1, 2, 4 or 8) or [`wide_cols`]
@@ -478,7 +514,9 @@ unsafe fn wide_any<T: Num>(
 /// taking most rows does not wait on its own store row after row while the
 /// scratch stays within 32 KiB: 4 from 257 slots, 2 from 513, 1 from 1025,
 /// the scratch on the heap from 2049 (one lane a slot: over 4096 slots two
-/// lanes ran 0.84 ns a row uniform where one ran 0.60); they wrap, so the
+/// lanes ran 0.84 ns a row uniform where one ran 0.60), and up to 8 where
+/// a sample finds rows coming back to a slot within a few rows (one lane
+/// then chains them through the slot's store); they wrap, so the
 /// lanes' order changes no bit, and the pairs start from 0 and add into the
 /// table. Float sums (the table's one lane past 256 slots) keep one lane,
 /// started from the table's sum, their count as `1.0` beside the sum so
