@@ -484,18 +484,23 @@ pub(crate) fn dram_256() -> bool {
 }
 
 /// Whether unmasked sums of 8-byte values at the AVX-512 level take the
-/// AVX2 leaf for columns of `agg::SUM_256_FROM_BYTES` (16 MiB, half the
+/// AVX2 leaf (and those of 4-byte integers in a band of sizes) for columns of `agg::SUM_256_FROM_BYTES` (16 MiB, half the
 /// L3 of a Zen 4 CCD) or more, through `agg::sum_level`. As measured on an
 /// AMD EPYC that reports family 25 model 17 (Zen 4, a 2-core KVM guest):
 /// from 2 Mi to 7 Mi rows (16-56 MiB) the 256-bit leaf read i64 and f64
 /// sums as fast as the 512-bit one or up to 1.25x faster in every run,
 /// and the 512-bit leaf lost to arrow at 6-7 Mi rows; up to 1 Mi rows
 /// they tie, and from `agg::SUM_STREAM_FROM_BYTES` on both give way to
-/// the 128-bit loop. 4-byte sums (the exact `i32` sum's 512-bit leaf was
-/// 1.3-1.5x the 256-bit one) and the filters (the AVX2 64-bit compares
-/// were the slower at every size) keep AVX-512
-/// (`bench/results/2026-12-04-kernels-sums-l3-zen4.md`). So this holds on
-/// AMD family 25, the Zen 4 measured.
+/// the 128-bit loop; the filters (the AVX2 64-bit compares were the
+/// slower at every size) keep AVX-512
+/// (`bench/results/2026-12-04-kernels-sums-l3-zen4.md`). Exact sums of
+/// 4-byte integers take the AVX2 leaves from `agg::SUM32_256_FROM_BYTES`
+/// (8 MiB) up to `agg::SUM32_256_BELOW_BYTES` (24 MiB), where they read
+/// 1.03-1.28x the 512-bit leaves' speed at 3 and 4 Mi rows, and keep
+/// AVX-512 elsewhere (at the tree of 2026-12-04 the 512-bit leaf was
+/// 1.3-1.5x the 256-bit one there; the VNNI and unmasked loops came
+/// since: `bench/results/2026-12-08-kernels-sums-32-l3-zen4.md`). So this
+/// holds on AMD family 25, the Zen 4 measured.
 #[inline]
 pub(crate) fn l3_256() -> bool {
     sum_plan() & PLAN_L3_256 != 0
