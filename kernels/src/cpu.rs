@@ -484,8 +484,9 @@ pub(crate) fn dram_256() -> bool {
 }
 
 /// Whether unmasked sums of 8-byte values at the AVX-512 level take the
-/// AVX2 leaf (and those of 4-byte integers in a band of sizes) for columns of `agg::SUM_256_FROM_BYTES` (16 MiB, half the
-/// L3 of a Zen 4 CCD) or more, through `agg::sum_level`. As measured on an
+/// AVX2 leaf for columns of `agg::SUM_256_FROM_BYTES` (16 MiB, half the
+/// L3 of a Zen 4 CCD) or more, and those of 4-byte integers in a band of
+/// sizes, through `agg::sum_level`. As measured on an
 /// AMD EPYC that reports family 25 model 17 (Zen 4, a 2-core KVM guest):
 /// from 2 Mi to 7 Mi rows (16-56 MiB) the 256-bit leaf read i64 and f64
 /// sums as fast as the 512-bit one or up to 1.25x faster in every run,
