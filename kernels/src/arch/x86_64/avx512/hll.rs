@@ -15,14 +15,14 @@ use crate::arch::x86_64::prefetch_from;
 /// Keys per block: 1 KiB of packed updates on the stack.
 const BLOCK: usize = 256;
 
-/// Eight hashes to eight packed `(index << 8) | rank` dwords.
+/// Eight hashes to their register indexes and ranks, a lane each.
 ///
 /// # Safety
 ///
 /// The CPU supports AVX-512 F and CD (called from an AVX-512 leaf);
 /// `1 <= p <= 63`.
 #[inline(always)]
-unsafe fn pack(h: __m512i, p: u32) -> __m256i {
+unsafe fn index_rank(h: __m512i, p: u32) -> (__m512i, __m512i) {
     // SAFETY: AVX-512 F/CD register ops; the caller guarantees them.
     unsafe {
         // Per-lane shifts by a splatted count (`vpsrlvq`, one uop) rather
@@ -35,7 +35,37 @@ unsafe fn pack(h: __m512i, p: u32) -> __m256i {
         // The guard bit keeps `w` nonzero, so the rank is its leading zero
         // count plus one (`vplzcntq`, AVX-512 CD).
         let rank = _mm512_add_epi64(_mm512_lzcnt_epi64(w), _mm512_set1_epi64(1));
+        (idx, rank)
+    }
+}
+
+/// Eight hashes to eight packed `(index << 8) | rank` dwords.
+///
+/// # Safety
+///
+/// As [`index_rank`].
+#[inline(always)]
+unsafe fn pack(h: __m512i, p: u32) -> __m256i {
+    // SAFETY: forwarded contract.
+    unsafe {
+        let (idx, rank) = index_rank(h, p);
         _mm512_cvtepi64_epi32(_mm512_or_si512(_mm512_slli_epi64::<8>(idx), rank))
+    }
+}
+
+/// Eight hashes to their register indexes and ranks as dwords, apart, so
+/// that the update loop ([`scalar::apply_split`]) reads each without the
+/// shift and mask a packed dword takes.
+///
+/// # Safety
+///
+/// As [`index_rank`].
+#[inline(always)]
+unsafe fn split(h: __m512i, p: u32) -> (__m256i, __m256i) {
+    // SAFETY: forwarded contract.
+    unsafe {
+        let (idx, rank) = index_rank(h, p);
+        (_mm512_cvtepi64_epi32(idx), _mm512_cvtepi64_epi32(rank))
     }
 }
 
@@ -52,19 +82,24 @@ pub(crate) unsafe fn add_u64(regs: &mut [u8], p: u32, seed: u64, keys: &[u64]) {
     let mx = unsafe { Mixer::new() };
     let s = _mm512_set1_epi64(seed as i64);
     let mut packed = [0u32; BLOCK];
+    let mut ranks = [0u32; BLOCK];
     let mut chunks = keys.chunks_exact(BLOCK);
     for chunk in &mut chunks {
         for (j, q) in chunk.chunks_exact(8).enumerate() {
-            // SAFETY: q has 8 keys (64 bytes); packed[8j..8j+8] is in bounds
-            // since 8j + 8 <= BLOCK; the CPU supports AVX-512 (caller
-            // contract), as `mix` and `pack` need, and 4 <= p <= 18.
+            // SAFETY: q has 8 keys (64 bytes); packed[8j..8j+8] and
+            // ranks[8j..8j+8] are in bounds since 8j + 8 <= BLOCK; the CPU
+            // supports AVX-512 (caller contract), as `mix` and `split`
+            // need, and 4 <= p <= 18.
             unsafe {
                 let k = _mm512_loadu_si512(q.as_ptr().cast());
-                let v = pack(mx.mix(_mm512_xor_si512(k, s)), p);
-                _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), v);
+                let (ix, rk) = split(mx.mix(_mm512_xor_si512(k, s)), p);
+                _mm256_storeu_si256(packed.as_mut_ptr().add(8 * j).cast(), ix);
+                _mm256_storeu_si256(ranks.as_mut_ptr().add(8 * j).cast(), rk);
             }
         }
-        scalar::apply_packed(regs, &packed);
+        // SAFETY: every index is a hash's top `p` bits, below
+        // `1 << p == regs.len()` (caller contract).
+        unsafe { scalar::apply_split(regs, &packed, &ranks) };
     }
     // The last short chunk eight keys at a time too, the last group's
     // loads masked (other lanes are not read; their slots are not applied):
